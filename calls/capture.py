@@ -1,0 +1,236 @@
+"""Storing one model request as a turn of its call, in one transaction.
+
+The call row is locked for the duration, so requests of one call are numbered
+in order of arrival and each sees the previous one's tip. Everything done here
+is proportional to what the request adds or changes, plus one pass over its
+messages that parsing already made: no query reads the call's history.
+"""
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from . import live, rawstore, slots
+from .models import Call, CallTip, Message, Project, ToolCall, Turn
+from .requestbody import ParsedMessage, ParsedRequest, result_text
+
+
+class IdempotencyConflict(Exception):
+    """An Idempotency-Key reused with a different body."""
+
+
+@dataclass(frozen=True)
+class Captured:
+    call: Call
+    turn: Turn
+    replayed: bool  # an idempotent retry: nothing new was stored
+
+
+def record_request(
+    project: Project,
+    external_id: str,
+    raw: bytes,
+    parsed: ParsedRequest,
+    *,
+    content_type: str,
+    received_at: datetime,
+    sent_at: datetime,
+    agent: str,
+    idempotency_key: str | None,
+) -> Captured:
+    body_sha256 = hashlib.sha256(raw).hexdigest()
+    with transaction.atomic():
+        call = lock_call(project, external_id, received_at)
+        if idempotency_key is not None:
+            earlier = Turn.objects.filter(call=call, idempotency_key=idempotency_key).first()
+            if earlier is not None:
+                if earlier.body_sha256 != body_sha256:
+                    raise IdempotencyConflict
+                return Captured(call, earlier, replayed=True)
+
+        tip = call.tip
+        number = call.turn_count + 1
+        refs = _message_refs(call, tip.messages, parsed.messages, number)
+        changes = _changes(tip.messages, refs)
+        checkpoint = (number - 1) % settings.CALLSCOPE_RAW_CHECKPOINT_EVERY == 0 or not tip.raw
+        whole = rawstore.compress_whole(raw)
+        if checkpoint:
+            codec, blob = rawstore.WHOLE, whole
+        else:
+            previous = rawstore.decompress(rawstore.WHOLE, tip.raw)
+            codec, blob = rawstore.DELTA, rawstore.compress_delta(raw, previous)
+
+        turn = Turn.objects.create(
+            call=call,
+            number=number,
+            received_at=received_at,
+            sent_at=sent_at,
+            format=parsed.format,
+            model=parsed.model,
+            idempotency_key=idempotency_key,
+            body_sha256=body_sha256,
+            size=len(raw),
+            content_type=content_type,
+            raw_codec=codec,
+            raw_blob=blob,
+            message_count=len(refs),
+            previous_message_count=len(tip.messages),
+            changes=changes,
+            snapshot=[ref[0] for ref in refs] if checkpoint else None,
+        )
+        tools_changed = _update_tool_calls(call, tip.messages, refs, changes, parsed, number, sent_at)
+
+        tip.messages = refs
+        tip.raw = whole
+        tip.save(update_fields=["messages", "raw"])
+
+        call.turn_count = number
+        call.last_activity_at = max(call.last_activity_at, received_at)
+        call.ended_at = None  # a request after call.ended means the call goes on
+        if agent:
+            call.agent = agent
+        if parsed.model:
+            call.model = parsed.model
+        if tools_changed:
+            call.tool_call_count = ToolCall.objects.filter(call=call).count()
+            call.pending_placeholders = ToolCall.objects.filter(
+                call=call, state=ToolCall.State.PENDING
+            ).count()
+        call.revision += 1
+        call.save()
+        transaction.on_commit(partial(live.broadcast_turn, call.pk, turn.pk))
+    return Captured(call, turn, replayed=False)
+
+
+def lock_call(project: Project, external_id: str, now: datetime) -> Call:
+    """The call row, created if new, locked until the transaction ends."""
+    call = Call.objects.select_for_update().filter(project=project, external_id=external_id).first()
+    if call is not None:
+        return call
+    try:
+        with transaction.atomic():  # a savepoint: a racing creator must not abort our transaction
+            call = Call.objects.create(
+                project=project, external_id=external_id, started_at=now, last_activity_at=now
+            )
+            CallTip.objects.create(call=call)
+    except IntegrityError:
+        pass
+    return Call.objects.select_for_update().get(project=project, external_id=external_id)
+
+
+def _message_refs(
+    call: Call, previous: list, messages: tuple[ParsedMessage, ...], number: int
+) -> list[list]:
+    """[[message_id, digest], ...] for this request, storing messages not seen before."""
+    known = {digest: message_id for message_id, digest in previous}
+    unknown = {m.digest: m for m in messages if m.digest not in known}
+    if unknown:
+        # Messages that left the tip may come back (a re-added pair): look those up.
+        for message_id, digest in Message.objects.filter(
+            call=call, digest__in=list(unknown)
+        ).values_list("id", "digest"):
+            known[digest] = message_id
+            del unknown[digest]
+    if unknown:
+        created = Message.objects.bulk_create(
+            Message(
+                call=call,
+                digest=m.digest,
+                role=m.role,
+                body=m.canonical,
+                call_ids=[c.id for c in m.calls],
+                result_ids=list(m.results),
+                first_turn=number,
+            )
+            for m in unknown.values()
+        )
+        for message in created:
+            known[message.digest] = message.id
+    return [[known[m.digest], m.digest] for m in messages]
+
+
+def _changes(previous: list, refs: list) -> list[list]:
+    """The positions whose message differs from the previous turn's."""
+    changes = []
+    for position, (message_id, _digest) in enumerate(refs):
+        before = previous[position][0] if position < len(previous) else None
+        if before != message_id:
+            changes.append([position, message_id, before])
+    return changes
+
+
+def _update_tool_calls(
+    call: Call,
+    previous: list,
+    refs: list,
+    changes: list,
+    parsed: ParsedRequest,
+    number: int,
+    at: datetime,
+) -> bool:
+    """Record how each tool slot touched by this request changed. True if any did."""
+    current_ids = {ref[0] for ref in refs}
+    touched = [parsed.messages[position] for position, _id, _before in changes]
+    issued = {c.id: c for m in touched for c in m.calls if c.id}
+    answered = {}  # tool_call_id -> (message_id, state)
+    for position, message_id, _before in changes:
+        message = parsed.messages[position]
+        for call_id in message.results:
+            answered[call_id] = (message_id, _result_state(message, call_id))
+    removed_ids = {ref[0] for ref in previous} - current_ids
+    vanished_calls = set()
+    if removed_ids:
+        for call_ids in Message.objects.filter(id__in=removed_ids).values_list(
+            "call_ids", flat=True
+        ):
+            vanished_calls.update(call_ids)
+        still_issued = {c.id for m in parsed.messages for c in m.calls}
+        vanished_calls -= still_issued
+    if not (issued or answered or vanished_calls):
+        return False
+
+    stamp = at.isoformat()
+    ids = set(issued) | set(answered) | vanished_calls
+    rows = {t.tool_call_id: t for t in ToolCall.objects.filter(call=call, tool_call_id__in=ids)}
+    for call_id in ids:
+        row = rows.get(call_id)
+        if row is None:
+            if call_id in vanished_calls:
+                continue
+            ref = issued.get(call_id)
+            row = ToolCall(
+                call=call,
+                tool_call_id=call_id,
+                name=ref.name if ref else "",
+                arguments=ref.arguments if ref else "",
+                issued_turn=number,
+                history=[{"turn": number, "state": "issued", "message": None, "at": stamp}]
+                if ref
+                else [],
+            )
+        if call_id in issued and row.state == ToolCall.State.VANISHED:
+            row.state = ToolCall.State.ISSUED
+            row.history.append({"turn": number, "state": "reissued", "message": None, "at": stamp})
+        if call_id in answered:
+            message_id, state = answered[call_id]
+            row.result_message_id = message_id
+            row.state = state
+            row.history.append({"turn": number, "state": state, "message": message_id, "at": stamp})
+        elif call_id in vanished_calls:
+            row.state = ToolCall.State.VANISHED
+            row.history.append({"turn": number, "state": "vanished", "message": None, "at": stamp})
+        row.save()
+    return True
+
+
+def _result_state(message: ParsedMessage, call_id: str) -> str:
+    kind = slots.classify_result(result_text(message.canonical, call_id))
+    if kind == slots.PENDING:
+        return ToolCall.State.PENDING
+    if kind == slots.TERMINAL:
+        return ToolCall.State.SETTLED
+    return ToolCall.State.RESULT

@@ -1,0 +1,142 @@
+"""Events an agent reports beside its requests: validated whole, then stored in one go."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+
+from django.db import transaction
+
+from . import live, rfc3339
+from .capture import lock_call
+from .models import Call, Event, Project
+from .requestbody import BodyError, decode_json
+
+TYPES = (
+    "response",
+    "tool.started",
+    "tool.finished",
+    "tool.cancelled",
+    "hold.started",
+    "hold.released",
+    "interruption",
+    "call.ended",
+)
+MAX_EVENTS_PER_POST = 1000
+
+
+@dataclass(frozen=True)
+class IncomingEvent:
+    type: str
+    at: datetime | None
+    turn: int | None
+    tool_call_id: str
+    data: dict
+    key: str | None
+
+
+def parse_events(raw: bytes, idempotency_key: str | None) -> list[IncomingEvent]:
+    """Every event of a POST body, or a BodyError naming the first bad one."""
+    body = decode_json(raw)
+    if isinstance(body, dict):
+        items, single = [body], True
+    elif isinstance(body, list):
+        items, single = body, False
+    else:
+        raise BodyError("not_an_object", "The body must be one event object or an array of them.")
+    if not items:
+        raise BodyError("no_events", "The array holds no events.")
+    if len(items) > MAX_EVENTS_PER_POST:
+        raise BodyError("too_many_events", f"Send at most {MAX_EVENTS_PER_POST} events per request.")
+    events = []
+    for index, item in enumerate(items):
+        where = "The event" if single else f"Event [{index}]"
+        events.append(_parse_event(item, where, idempotency_key, index))
+    return events
+
+
+def _parse_event(item, where: str, idempotency_key: str | None, index: int) -> IncomingEvent:
+    if not isinstance(item, dict):
+        raise BodyError("invalid_event", f"{where} is not a JSON object.")
+    kind = item.get("type")
+    if kind not in TYPES:
+        raise BodyError(
+            "unknown_event_type", f"{where} has type {kind!r}; expected one of {', '.join(TYPES)}."
+        )
+    at = None
+    if "at" in item:
+        at = rfc3339.parse(item["at"])
+        if at is None:
+            raise BodyError("invalid_timestamp", f"{where}: `at` must be an RFC 3339 timestamp.")
+    turn = item.get("turn")
+    if turn is not None and (not isinstance(turn, int) or isinstance(turn, bool) or turn < 1):
+        raise BodyError("invalid_event", f"{where}: `turn` must be a positive whole number.")
+    tool_call_id = ""
+    if kind == "response" and "body" not in item:
+        raise BodyError("invalid_event", f"{where}: a response event needs `body`.")
+    if kind.startswith("tool."):
+        tool_call_id = item.get("tool_call_id")
+        if not isinstance(tool_call_id, str) or not 0 < len(tool_call_id) <= 200:
+            raise BodyError("invalid_event", f"{where}: `tool_call_id` must be a non-empty string.")
+        if "name" in item and not isinstance(item["name"], str):
+            raise BodyError("invalid_event", f"{where}: `name` must be a string.")
+    if kind.startswith("hold."):
+        ids = item.get("tool_call_ids")
+        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) and i for i in ids):
+            raise BodyError(
+                "invalid_event", f"{where}: `tool_call_ids` must be a non-empty array of strings."
+            )
+        cause = item.get("cause")
+        if (kind == "hold.released" or cause is not None) and cause not in ("result", "timeout"):
+            raise BodyError("invalid_event", f"{where}: `cause` must be \"result\" or \"timeout\".")
+    key = item.get("id")
+    if key is not None and (not isinstance(key, str) or not 0 < len(key) <= 200):
+        raise BodyError("invalid_event", f"{where}: `id` must be a non-empty string.")
+    if key is None and idempotency_key is not None:
+        key = f"{idempotency_key}#{index}"
+    return IncomingEvent(kind, at, turn, tool_call_id, item, key)
+
+
+def record_events(
+    project: Project, external_id: str, events: list[IncomingEvent], received_at: datetime
+) -> tuple[Call, int, int]:
+    """Store the events that are new: (call, stored, duplicates)."""
+    stored = duplicates = 0
+    with transaction.atomic():
+        call = lock_call(project, external_id, received_at)
+        keys = [e.key for e in events if e.key is not None]
+        seen = set(
+            Event.objects.filter(call=call, idempotency_key__in=keys).values_list(
+                "idempotency_key", flat=True
+            )
+        ) if keys else set()
+        new = []
+        for event in events:
+            if event.key is not None and event.key in seen:
+                duplicates += 1
+                continue
+            if event.key is not None:
+                seen.add(event.key)
+            at = event.at or received_at
+            new.append(
+                Event(
+                    call=call,
+                    type=event.type,
+                    at=at,
+                    received_at=received_at,
+                    turn=event.turn if event.turn is not None else call.turn_count,
+                    tool_call_id=event.tool_call_id,
+                    data=event.data,
+                    idempotency_key=event.key,
+                )
+            )
+            if event.type == "call.ended":
+                call.ended_at = at
+        if new:
+            Event.objects.bulk_create(new)
+            stored = len(new)
+            call.event_count += stored
+            call.last_activity_at = max(call.last_activity_at, received_at)
+            call.revision += 1
+            call.save()
+            transaction.on_commit(partial(live.broadcast_events, call.pk, [e.pk for e in new]))
+    return call, stored, duplicates

@@ -1,0 +1,58 @@
+"""Live fragments: the page's own partials, wrapped for htmx's ws extension.
+
+Each root element has a stable id and a `data-rev`; wrappers with
+`hx-swap-oob="afterbegin:#…"` / `"beforeend:#…"` ask the browser to insert
+their children, or replace them where already shown (static/callscope/live.js).
+Fragments are rendered once per change for every viewer, so nothing in them
+may depend on who is looking.
+"""
+
+from django.template.loader import render_to_string
+
+from .models import Call, Event, Turn
+from .turnview import tool_call_rows, turn_views
+
+
+def call_rows(calls: list[Call]) -> str:
+    rows = "".join(render_to_string("calls/partials/call_row.html", {"call": c}) for c in calls)
+    return f'<tbody hx-swap-oob="afterbegin:#call-rows">{rows}</tbody>'
+
+
+def call_row(call: Call) -> str:
+    return call_rows([call])
+
+
+def call_header(call: Call) -> str:
+    return render_to_string("calls/partials/call_header.html", {"call": call, "oob": True})
+
+
+def tool_calls(call: Call) -> str:
+    return render_to_string(
+        "calls/partials/tool_calls.html",
+        {"call": call, "tool_call_rows": tool_call_rows(call), "oob": True},
+    )
+
+
+def turns(call: Call, turns: list[Turn]) -> str:
+    if not turns:
+        return ""
+    sections = "".join(
+        render_to_string("calls/partials/turn.html", {"call": call, "view": view})
+        for view in turn_views(call, turns)
+    )
+    return f'<div hx-swap-oob="beforeend:#turns">{sections}</div>'
+
+
+def events(call: Call, events: list[Event]) -> str:
+    by_turn: dict[int, list[Event]] = {}
+    for event in events:
+        by_turn.setdefault(event.turn, []).append(event)
+    return "".join(
+        f'<ol hx-swap-oob="beforeend:#turn-{number}-events">'
+        + "".join(
+            render_to_string("calls/partials/event.html", {"call": call, "event": e})
+            for e in items
+        )
+        + "</ol>"
+        for number, items in by_turn.items()
+    )

@@ -1,0 +1,134 @@
+"""The live path: websocket consumers, group names, and broadcasts after commit.
+
+Pages open one socket each (htmx's ws extension). A message is one or more
+server-rendered partials whose root elements carry stable ids; the browser
+inserts or replaces them (static/callscope/live.js). After (re)connecting the
+browser says what it already shows and the consumer sends what it missed,
+so a dropped connection loses nothing.
+"""
+
+import json
+
+from asgiref.sync import async_to_sync
+from channels.generic.websocket import WebsocketConsumer
+from channels.layers import get_channel_layer
+from django.template.loader import render_to_string
+
+from . import access, fragments
+from .models import Call, Event, Turn
+
+RESYNC_TURN_LIMIT = 100
+
+
+def project_group(project_id: int) -> str:
+    return f"project-{project_id}"
+
+
+def call_group(call_id: int) -> str:
+    return f"call-{call_id}"
+
+
+def _send(group: str, html: str) -> None:
+    async_to_sync(get_channel_layer().group_send)(group, {"type": "live.fragment", "html": html})
+
+
+def broadcast_turn(call_pk: int, turn_pk: int) -> None:
+    call = Call.objects.select_related("project").get(pk=call_pk)
+    turn = Turn.objects.get(pk=turn_pk)
+    _send(project_group(call.project_id), fragments.call_row(call))
+    _send(
+        call_group(call.pk),
+        fragments.call_header(call) + fragments.tool_calls(call) + fragments.turns(call, [turn]),
+    )
+
+
+def broadcast_events(call_pk: int, event_pks: list[int]) -> None:
+    call = Call.objects.select_related("project").get(pk=call_pk)
+    events = list(Event.objects.filter(pk__in=event_pks).order_by("pk"))
+    _send(project_group(call.project_id), fragments.call_row(call))
+    _send(call_group(call.pk), fragments.call_header(call) + fragments.events(call, events))
+
+
+class _LiveConsumer(WebsocketConsumer):
+    """Joins one group after checking the user may see it; forwards its fragments."""
+
+    group = ""
+
+    def connect(self):
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            self.close(code=4401)
+            return
+        self.group = self.authorise(user)
+        if not self.group:
+            self.close(code=4404)
+            return
+        async_to_sync(self.channel_layer.group_add)(self.group, self.channel_name)
+        self.accept()
+
+    def disconnect(self, code):
+        if self.group:
+            async_to_sync(self.channel_layer.group_discard)(self.group, self.channel_name)
+
+    def receive(self, text_data=None, bytes_data=None):
+        try:
+            request = json.loads(text_data or "")
+        except ValueError:
+            return
+        if isinstance(request, dict) and request.get("resync"):
+            html = self.resync(request)
+            if html:
+                self.send(text_data=html)
+
+    def live_fragment(self, event):
+        self.send(text_data=event["html"])
+
+    def authorise(self, user) -> str:
+        raise NotImplementedError
+
+    def resync(self, request: dict) -> str:
+        raise NotImplementedError
+
+
+class ProjectConsumer(_LiveConsumer):
+    """The calls list of one project."""
+
+    def authorise(self, user) -> str:
+        self.project = access.project_for(user, self.scope["url_route"]["kwargs"]["slug"])
+        return project_group(self.project.pk) if self.project else ""
+
+    def resync(self, request: dict) -> str:
+        calls = access.newest_calls(self.project)
+        return fragments.call_rows(calls)
+
+
+class CallConsumer(_LiveConsumer):
+    """One call's page."""
+
+    def authorise(self, user) -> str:
+        self.call = access.call_by_pk_for(user, self.scope["url_route"]["kwargs"]["call_pk"])
+        return call_group(self.call.pk) if self.call else ""
+
+    def resync(self, request: dict) -> str:
+        call = Call.objects.select_related("project").get(pk=self.call.pk)
+        after = _int(request.get("after"), 0)
+        first = _int(request.get("first"), after + 1)
+        turns = list(
+            Turn.objects.filter(call=call, number__gt=after)
+            .order_by("number")
+            .defer("raw_blob", "snapshot")[: RESYNC_TURN_LIMIT + 1]
+        )
+        if len(turns) > RESYNC_TURN_LIMIT:
+            # Too far behind to patch up: have the page load afresh.
+            return render_to_string("calls/partials/reload.html")
+        events = Event.objects.filter(call=call, turn__gte=first, turn__lte=after).order_by("pk")
+        return (
+            fragments.call_header(call)
+            + fragments.tool_calls(call)
+            + fragments.turns(call, turns)
+            + fragments.events(call, list(events))
+        )
+
+
+def _int(value, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default

@@ -1,0 +1,65 @@
+import orjson
+from django import template
+
+from calls.requestbody import canonical_json
+
+register = template.Library()
+
+
+@register.filter
+def duration(seconds) -> str:
+    """12.3 -> '12s', 135 -> '2m 15s', 3725 -> '1h 2m'."""
+    seconds = int(seconds or 0)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60:02d}s"
+    return f"{seconds // 3600}h {(seconds % 3600) // 60:02d}m"
+
+
+@register.filter
+def offset(seconds) -> str:
+    """Seconds since the call started, as '+12.3s'."""
+    return f"+{float(seconds or 0):.1f}s"
+
+
+@register.filter
+def size(count) -> str:
+    count = int(count or 0)
+    if count < 1024:
+        return f"{count} B"
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f} KB"
+    return f"{count / (1024 * 1024):.1f} MB"
+
+
+@register.filter
+def compact_json(value) -> str:
+    """A JSON value as compact text, strings exactly as sent (never HTML: autoescaped later)."""
+    return value if isinstance(value, str) else canonical_json(value)
+
+
+@register.filter
+def response_summary(body) -> str:
+    """What a model response said: its text, or the tools it called."""
+    if isinstance(body, str):
+        try:
+            body = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return body
+    if not isinstance(body, dict):
+        return canonical_json(body)
+    choices = body.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message") or {}
+        if isinstance(message, dict):
+            if message.get("content"):
+                return str(message["content"])
+            calls = message.get("tool_calls") or []
+            names = [
+                c.get("function", {}).get("name", "?") for c in calls if isinstance(c, dict)
+            ]
+            if names:
+                return "calls " + ", ".join(names)
+        return f"(no text; finish_reason {choices[0].get('finish_reason')!s})"
+    return canonical_json(body)

@@ -1,0 +1,214 @@
+"""What a turn shows: plain view data built from stored rows, for templates.
+
+A turn shows only what its request changed: messages appended, and slots
+changed in place (a placeholder overwritten by its result). Tool calls are
+paired with their results by id, as of that turn, from the tool-call
+histories that ingest recorded, so no turn needs the whole history rebuilt.
+"""
+
+from dataclasses import dataclass, field
+
+from .models import Call, Event, Message, ToolCall, Turn
+from .requestbody import canonical_json, loads, result_text
+from .slots import classify_result
+
+
+@dataclass
+class ToolCallItem:
+    id: str
+    name: str
+    arguments: str
+    state: str  # as of the turn shown
+    result: "MessageView | None" = None
+    result_text: str = ""
+
+
+@dataclass
+class MessageView:
+    position: int
+    message_id: int
+    role: str
+    texts: list[str] = field(default_factory=list)  # content strings, exactly as sent
+    other_parts: list[str] = field(default_factory=list)  # non-text parts, compact JSON
+    tool_calls: list[ToolCallItem] = field(default_factory=list)
+    answers: list[dict] = field(default_factory=list)  # [{id, name, issued_turn}]
+    placeholder: str | None = None  # "pending" / "terminal" for tool results
+    raw_item: str = ""  # the whole item, for formats shown raw
+
+    @property
+    def anchor(self) -> str:
+        return f"m{self.position}"
+
+
+@dataclass
+class TurnView:
+    turn: Turn
+    offset_seconds: float
+    appended: list[MessageView]
+    changed: list[tuple[MessageView | None, MessageView]]
+    removed: int
+    events: list[Event]
+
+
+def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None) -> list[TurnView]:
+    """View data for `turns` of `call`, with a fixed number of queries."""
+    ids = {i for t in turns for _pos, new, old in t.changes for i in (new, old) if i is not None}
+    tool_calls = {t.tool_call_id: t for t in ToolCall.objects.filter(call=call)}
+    for tool_call in tool_calls.values():
+        ids.update(h["message"] for h in tool_call.history if h.get("message"))
+    messages = Message.objects.in_bulk(ids)
+    if events is None:
+        numbers = [t.number for t in turns]
+        events = list(Event.objects.filter(call=call, turn__in=numbers).order_by("pk"))
+    by_turn: dict[int, list[Event]] = {}
+    for event in events:
+        by_turn.setdefault(event.turn, []).append(event)
+
+    views = []
+    for turn in turns:
+        appended, changed = [], []
+        for position, message_id, before in turn.changes:
+            view = message_view(turn, position, messages[message_id], tool_calls, messages)
+            if position >= turn.previous_message_count:
+                appended.append(view)
+            else:
+                old = messages.get(before)
+                old_view = message_view(turn, position, old, {}, messages) if old else None
+                changed.append((old_view, view))
+        views.append(
+            TurnView(
+                turn=turn,
+                offset_seconds=(turn.sent_at - call.started_at).total_seconds(),
+                appended=appended,
+                changed=changed,
+                removed=max(0, turn.previous_message_count - turn.message_count),
+                events=by_turn.get(turn.number, []),
+            )
+        )
+    return views
+
+
+def message_view(
+    turn: Turn,
+    position: int,
+    message: Message,
+    tool_calls: dict[str, ToolCall],
+    messages: dict[int, Message],
+) -> MessageView:
+    item = loads(message.body)
+    view = MessageView(position=position, message_id=message.pk, role=message.role or "?")
+    if turn.format == "openai.chat" and isinstance(item, dict):
+        _chat_content(item.get("content"), view)
+        for call in item.get("tool_calls") or []:
+            if not isinstance(call, dict):
+                view.other_parts.append(canonical_json(call))
+                continue
+            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            arguments = function.get("arguments", "")
+            view.tool_calls.append(
+                _paired(
+                    turn,
+                    str(call.get("id", "")),
+                    str(function.get("name", "")),
+                    arguments if isinstance(arguments, str) else canonical_json(arguments),
+                    tool_calls,
+                    messages,
+                )
+            )
+    else:
+        # Other formats are stored and shown as their exact items until the
+        # analysis issue normalises them; tool ids are still paired.
+        view.raw_item = message.body
+        tool_ids = message.call_ids
+        for call_id in tool_ids:
+            known = tool_calls.get(call_id)
+            view.tool_calls.append(
+                _paired(
+                    turn,
+                    call_id,
+                    known.name if known else "",
+                    known.arguments if known else "",
+                    tool_calls,
+                    messages,
+                )
+            )
+    for call_id in message.result_ids:
+        known = tool_calls.get(call_id)
+        view.answers.append(
+            {
+                "id": call_id,
+                "name": known.name if known else "",
+                "issued_turn": known.issued_turn if known and known.history else None,
+            }
+        )
+        view.placeholder = classify_result(result_text(message.body, call_id))
+    return view
+
+
+def _chat_content(content, view: MessageView) -> None:
+    if isinstance(content, str):
+        view.texts.append(content)
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text" and isinstance(
+                part.get("text"), str
+            ):
+                view.texts.append(part["text"])
+            else:
+                view.other_parts.append(canonical_json(part))
+    elif content is not None:
+        view.other_parts.append(canonical_json(content))
+
+
+def _paired(
+    turn: Turn,
+    call_id: str,
+    name: str,
+    arguments: str,
+    tool_calls: dict[str, ToolCall],
+    messages: dict[int, Message],
+) -> ToolCallItem:
+    item = ToolCallItem(id=call_id, name=name, arguments=arguments, state="issued")
+    known = tool_calls.get(call_id)
+    if known is None:
+        return item
+    state, message_id = state_as_of(known, turn.number)
+    item.state = state
+    if message_id and message_id in messages:
+        item.result_text = result_text(messages[message_id].body, call_id)
+    return item
+
+
+def state_as_of(tool_call: ToolCall, number: int) -> tuple[str, int | None]:
+    """The slot's state and result message as of turn `number`."""
+    state, message_id = "issued", None
+    for entry in tool_call.history:
+        if entry["turn"] > number:
+            break
+        if entry["state"] in ("vanished", "reissued", "issued"):
+            state = "issued" if entry["state"] != "vanished" else "vanished"
+            if entry["state"] == "vanished":
+                message_id = None
+            continue
+        state, message_id = entry["state"], entry.get("message")
+    return state, message_id
+
+
+def tool_call_rows(call: Call) -> list[dict]:
+    """Every tool call of the call with its slot's history, for the lifecycle panel."""
+    rows = []
+    message_ids = set()
+    tool_calls = list(ToolCall.objects.filter(call=call).order_by("issued_turn", "pk"))
+    for tool_call in tool_calls:
+        message_ids.update(h["message"] for h in tool_call.history if h.get("message"))
+    messages = Message.objects.in_bulk(message_ids)
+    for tool_call in tool_calls:
+        steps = []
+        for entry in tool_call.history:
+            text = ""
+            message = messages.get(entry.get("message"))
+            if message is not None:
+                text = result_text(message.body, tool_call.tool_call_id)
+            steps.append({**entry, "text": text})
+        rows.append({"tool_call": tool_call, "steps": steps})
+    return rows

@@ -1,0 +1,25 @@
+from django.urls import path
+
+from . import api, views
+
+api_patterns = [
+    path("calls/<str:call_id>/requests", api.post_request, name="api-requests"),
+    path("calls/<str:call_id>/events", api.post_events, name="api-events"),
+    path("calls/<str:call_id>", api.get_call, name="api-call"),
+    path("calls/<str:call_id>/turns/<int:number>/raw", api.get_raw, name="api-raw"),
+]
+
+page_patterns = [
+    path("", views.home, name="home"),
+    path("p/<slug:slug>/", views.call_list, name="calls"),
+    path("p/<slug:slug>/keys/", views.project_keys, name="keys"),
+    path("p/<slug:slug>/keys/new", views.create_key, name="create-key"),
+    path("p/<slug:slug>/keys/<int:key_id>/revoke", views.revoke_key, name="revoke-key"),
+    path("p/<slug:slug>/calls/<str:call_id>/", views.call_detail, name="call"),
+    path("p/<slug:slug>/calls/<str:call_id>/turns/<int:number>/", views.turn_detail, name="turn"),
+    path(
+        "p/<slug:slug>/calls/<str:call_id>/turns/<int:number>/raw",
+        views.turn_raw,
+        name="turn-raw",
+    ),
+]

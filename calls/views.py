@@ -1,0 +1,189 @@
+"""Pages for people. Thin: access checks, a query or two, a template."""
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from . import access, history, keys, rfc3339
+from .models import Call, IngestKey, Membership, ToolCall, Turn
+from .turnview import message_view, tool_call_rows, turn_views
+
+RAW_INLINE_LIMIT = 1024 * 1024  # larger bodies are offered as a download only
+
+
+def _project(request: HttpRequest, slug: str):
+    project = access.project_for(request.user, slug)
+    if project is None:
+        raise Http404("No such project.")
+    return project
+
+
+def _call(project, call_id: str) -> Call:
+    call = access.call_in(project, call_id)
+    if call is None:
+        raise Http404("No such call.")
+    return call
+
+
+def _turn(call: Call, number: int) -> Turn:
+    turn = Turn.objects.filter(call=call, number=number).first()
+    if turn is None:
+        raise Http404("No such turn.")
+    turn.call = call
+    return turn
+
+
+@login_required
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    project = access.projects_of(request.user).first()
+    if project is None:
+        return render(request, "calls/no_project.html")
+    return redirect("calls", project.slug)
+
+
+@login_required
+@require_GET
+def call_list(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    before = rfc3339.parse(request.GET.get("before", ""))
+    calls = access.newest_calls(project, before=before)
+    older = calls[-1].started_at.isoformat() if len(calls) == access.CALLS_PER_PAGE else None
+    return render(
+        request,
+        "calls/call_list.html",
+        {
+            "project": project,
+            "projects": access.projects_of(request.user),
+            "calls": calls,
+            "paged": before is not None,
+            "older": older,
+            "ingest_url": request.build_absolute_uri("/api/v1/calls/"),
+        },
+    )
+
+
+@login_required
+@require_GET
+def call_detail(request: HttpRequest, slug: str, call_id: str) -> HttpResponse:
+    project = _project(request, slug)
+    call = _call(project, call_id)
+    per_page = settings.CALLSCOPE_TURNS_PER_PAGE
+    turns = Turn.objects.filter(call=call).defer("raw_blob", "snapshot").order_by("-number")
+    if (before := request.GET.get("before", "")).isdigit():
+        turns = turns.filter(number__lt=int(before))
+    page = list(turns[:per_page])[::-1]
+    context = {
+        "project": project,
+        "call": call,
+        "views": turn_views(call, page),
+        "earlier": page[0].number if page and page[0].number > 1 else None,
+    }
+    if request.htmx:  # "show earlier turns": just the sections, inserted above
+        return render(request, "calls/partials/turn_page.html", context)
+    context["tool_call_rows"] = tool_call_rows(call)
+    context["projects"] = access.projects_of(request.user)
+    return render(request, "calls/call_detail.html", context)
+
+
+@login_required
+@require_GET
+def turn_detail(request: HttpRequest, slug: str, call_id: str, number: int) -> HttpResponse:
+    project = _project(request, slug)
+    call = _call(project, call_id)
+    turn = _turn(call, number)
+    raw = history.raw_body(turn)
+    view = turn_views(call, [turn])[0]
+    changed_positions = {c[0] for c in turn.changes}
+    all_messages = _message_list(turn, call)
+    return render(
+        request,
+        "calls/turn_detail.html",
+        {
+            "project": project,
+            "projects": access.projects_of(request.user),
+            "call": call,
+            "turn": turn,
+            "view": view,
+            "messages_": all_messages,
+            "changed_positions": changed_positions,
+            "raw_text": raw.decode("utf-8") if len(raw) <= RAW_INLINE_LIMIT else None,
+            "raw_limit": RAW_INLINE_LIMIT,
+            "previous": number - 1 if number > 1 else None,
+            "next": number + 1 if number < call.turn_count else None,
+        },
+    )
+
+
+def _message_list(turn: Turn, call: Call):
+    rows = history.messages(turn)
+    tool_calls = {t.tool_call_id: t for t in ToolCall.objects.filter(call=call)}
+    result_ids = {h["message"] for t in tool_calls.values() for h in t.history if h.get("message")}
+    by_id = {m.pk: m for m in rows}
+    by_id.update({m.pk: m for m in call.messages.filter(pk__in=result_ids - by_id.keys())})
+    return [message_view(turn, i, m, tool_calls, by_id) for i, m in enumerate(rows)]
+
+
+@login_required
+@require_GET
+def turn_raw(request: HttpRequest, slug: str, call_id: str, number: int) -> HttpResponse:
+    project = _project(request, slug)
+    turn = _turn(_call(project, call_id), number)
+    response = HttpResponse(history.raw_body(turn), content_type=turn.content_type)
+    if request.GET.get("download"):
+        filename = f"callscope-{project.slug}-turn-{number}.json"
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@login_required
+@require_GET
+def project_keys(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    return render(request, "calls/keys.html", _keys_context(request, project))
+
+
+def _keys_context(request, project, **extra) -> dict:
+    return {
+        "project": project,
+        "projects": access.projects_of(request.user),
+        "keys": IngestKey.objects.filter(project=project).order_by("-created_at"),
+        "can_manage": access.role_in(request.user, project) == Membership.Role.ADMIN,
+        "ingest_url": request.build_absolute_uri("/api/v1/calls/"),
+        **extra,
+    }
+
+
+def _require_admin(request, project) -> None:
+    if access.role_in(request.user, project) != Membership.Role.ADMIN:
+        raise Http404("No such page.")  # viewers and members learn nothing of keys
+
+
+@login_required
+@require_POST
+def create_key(request: HttpRequest, slug: str) -> HttpResponse:
+    project = _project(request, slug)
+    _require_admin(request, project)
+    label = request.POST.get("label", "").strip()[:100]
+    _key, secret = keys.create_key(project, label=label)
+    # Shown once, in this response only; never stored or put in a URL.
+    return render(request, "calls/keys.html", _keys_context(request, project, new_secret=secret))
+
+
+@login_required
+@require_POST
+def revoke_key(request: HttpRequest, slug: str, key_id: int) -> HttpResponse:
+    project = _project(request, slug)
+    _require_admin(request, project)
+    key = IngestKey.objects.filter(project=project, pk=key_id).first()
+    if key is None:
+        raise Http404("No such key.")
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+        messages.success(request, f"Key {key.prefix}… revoked.")
+    return redirect("keys", project.slug)

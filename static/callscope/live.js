@@ -1,0 +1,81 @@
+// Live updates for pages that hold an htmx websocket (ws-connect).
+//
+// The server sends partials whose root elements carry a stable id and a
+// data-rev. Wrapped in hx-swap-oob="afterbegin:#x" / "beforeend:#x", they are
+// upserts: a child already on the page is replaced in place (only by a newer
+// rev, so a late message never rolls a row back), a new one is inserted in
+// order of data-key, following the container's data-order. After every
+// (re)connect the page tells the server what it shows and gets what it missed.
+(function () {
+  "use strict";
+
+  function rev(el) { return Number(el.getAttribute("data-rev") || 0); }
+  function key(el) { return Number(el.getAttribute("data-key") || 0); }
+
+  function insertOrdered(container, el) {
+    var desc = container.getAttribute("data-order") === "desc";
+    var children = container.children;
+    for (var i = 0; i < children.length; i++) {
+      var k = key(children[i]);
+      if (desc ? key(el) > k : key(el) < k) { container.insertBefore(el, children[i]); return; }
+    }
+    container.appendChild(el);
+  }
+
+  function upsert(container, el) {
+    var existing = el.id && document.getElementById(el.id);
+    if (existing) {
+      if (rev(el) > rev(existing)) { existing.replaceWith(el); htmx.process(el); }
+      return;
+    }
+    insertOrdered(container, el);
+    htmx.process(el);
+    document.querySelectorAll('[data-empty-for="' + container.id + '"]').forEach(function (e) { e.remove(); });
+  }
+
+  document.addEventListener("htmx:oobBeforeSwap", function (evt) {
+    var d = evt.detail, target = d.target;
+    if (!target || !target.hasAttribute("data-order")) {
+      // A whole-element replacement: never let an older rev win.
+      var incoming = d.fragment && d.fragment.firstElementChild;
+      if (incoming && target && incoming.id === target.id && rev(incoming) && rev(incoming) <= rev(target)) {
+        d.shouldSwap = false;
+      }
+      return;
+    }
+    d.shouldSwap = false;
+    Array.from(d.fragment.children).forEach(function (el) { upsert(target, el); });
+  });
+
+  function status(state, label) {
+    var s = document.getElementById("live-status");
+    if (!s) return;
+    s.setAttribute("data-state", state);
+    s.querySelector(".label").textContent = label;
+  }
+
+  function resyncRequest(root) {
+    if (root.getAttribute("data-live") === "call") {
+      var keys = Array.from(document.querySelectorAll("#turns > [data-key]")).map(key);
+      var after = keys.length ? Math.max.apply(null, keys) : 0;
+      var first = keys.length ? Math.min.apply(null, keys) : 1;
+      return { resync: true, after: after, first: first };
+    }
+    return { resync: true };
+  }
+
+  document.addEventListener("htmx:wsOpen", function (evt) {
+    var root = evt.target;
+    status("live", "Live");
+    evt.detail.socketWrapper.send(JSON.stringify(resyncRequest(root)));
+    window.__callscopeLive = (window.__callscopeLive || 0) + 1;  // for browser tests
+  });
+  document.addEventListener("htmx:wsClose", function () { status("down", "Reconnecting…"); });
+  document.addEventListener("htmx:wsError", function () { status("down", "Reconnecting…"); });
+  document.addEventListener("htmx:wsBeforeMessage", function (evt) {
+    if (evt.detail.message.indexOf('id="live-reload"') !== -1) {
+      evt.preventDefault();
+      window.location.reload();
+    }
+  });
+})();
