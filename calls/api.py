@@ -84,16 +84,7 @@ def _check_call_id(call_id: str) -> None:
 
 
 def _json_body(request: HttpRequest) -> bytes:
-    """The exact body bytes, after content-type and size checks."""
-    content_type = request.headers.get("Content-Type", "")
-    media_type, _, params = content_type.partition(";")
-    if media_type.strip().lower() != "application/json":
-        raise ApiError(415, "unsupported_media_type", "Send the body as `application/json`.")
-    parameters = dict(
-        p.strip().lower().split("=", 1) for p in params.split(";") if "=" in p
-    )
-    if parameters.get("charset", "utf-8").strip('"') not in ("utf-8", "utf8"):
-        raise ApiError(415, "unsupported_media_type", "The body must be UTF-8 JSON.")
+    """The exact body bytes, after size and content-type checks."""
     limit = settings.CALLSCOPE_MAX_BODY_BYTES
     too_big = ApiError(413, "body_too_large", f"The body is larger than the limit of {limit} bytes.")
     try:
@@ -106,6 +97,12 @@ def _json_body(request: HttpRequest) -> bytes:
         raise too_big
     if not body:
         raise ApiError(400, "empty_body", "The body is empty.")
+    media_type, _, params = request.headers.get("Content-Type", "").partition(";")
+    if media_type.strip().lower() != "application/json":
+        raise ApiError(415, "unsupported_media_type", "Send the body as `application/json`.")
+    parameters = dict(p.strip().lower().split("=", 1) for p in params.split(";") if "=" in p)
+    if parameters.get("charset", "utf-8").strip('"') not in ("utf-8", "utf8"):
+        raise ApiError(415, "unsupported_media_type", "The body must be UTF-8 JSON.")
     return body
 
 

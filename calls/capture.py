@@ -44,7 +44,8 @@ def record_request(
 ) -> Captured:
     body_sha256 = hashlib.sha256(raw).hexdigest()
     with transaction.atomic():
-        call = lock_call(project, external_id, received_at)
+        # A call starts when its first request was sent, as far as we know.
+        call = lock_call(project, external_id, min(sent_at, received_at))
         if idempotency_key is not None:
             earlier = Turn.objects.filter(call=call, idempotency_key=idempotency_key).first()
             if earlier is not None:
@@ -54,7 +55,7 @@ def record_request(
 
         tip = call.tip
         number = call.turn_count + 1
-        refs = _message_refs(call, tip.messages, parsed.messages, number)
+        refs = _message_refs(call, tip.messages, parsed, number)
         changes = _changes(tip.messages, refs)
         checkpoint = (number - 1) % settings.CALLSCOPE_RAW_CHECKPOINT_EVERY == 0 or not tip.raw
         whole = rawstore.compress_whole(raw)
@@ -122,12 +123,13 @@ def lock_call(project: Project, external_id: str, now: datetime) -> Call:
     return Call.objects.select_for_update().get(project=project, external_id=external_id)
 
 
-def _message_refs(
-    call: Call, previous: list, messages: tuple[ParsedMessage, ...], number: int
-) -> list[list]:
+def _message_refs(call: Call, previous: list, parsed: ParsedRequest, number: int) -> list[list]:
     """[[message_id, digest], ...] for this request, storing messages not seen before."""
     known = {digest: message_id for message_id, digest in previous}
-    unknown = {m.digest: m for m in messages if m.digest not in known}
+    unknown = {}
+    for position, digest in enumerate(parsed.digests):
+        if digest not in known and digest not in unknown:
+            unknown[digest] = parsed.message(position)
     if unknown:
         # Messages that left the tip may come back (a re-added pair): look those up.
         for message_id, digest in Message.objects.filter(
@@ -150,7 +152,7 @@ def _message_refs(
         )
         for message in created:
             known[message.digest] = message.id
-    return [[known[m.digest], m.digest] for m in messages]
+    return [[known[digest], digest] for digest in parsed.digests]
 
 
 def _changes(previous: list, refs: list) -> list[list]:
@@ -174,11 +176,11 @@ def _update_tool_calls(
 ) -> bool:
     """Record how each tool slot touched by this request changed. True if any did."""
     current_ids = {ref[0] for ref in refs}
-    touched = [parsed.messages[position] for position, _id, _before in changes]
+    touched = [parsed.message(position) for position, _id, _before in changes]
     issued = {c.id: c for m in touched for c in m.calls if c.id}
     answered = {}  # tool_call_id -> (message_id, state)
     for position, message_id, _before in changes:
-        message = parsed.messages[position]
+        message = parsed.message(position)
         for call_id in message.results:
             answered[call_id] = (message_id, _result_state(message, call_id))
     removed_ids = {ref[0] for ref in previous} - current_ids

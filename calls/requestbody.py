@@ -31,20 +31,74 @@ class ToolCallRef:
     arguments: str  # exactly as sent (a JSON text for OpenAI, re-serialised for object args)
 
 
-@dataclass(frozen=True, slots=True)
 class ParsedMessage:
-    role: str  # the provider's own role (or item type, for Responses items without one)
-    canonical: str  # compact JSON of the message object, every string value exact
-    digest: str  # SHA-256 of `canonical`
-    calls: tuple[ToolCallRef, ...]
-    results: tuple[str, ...]  # tool-call ids this message answers
+    """One provider message of a request.
+
+    Only the canonical bytes and digest are computed for every message: an
+    ingest compares digests with the previous request and looks closer only
+    at the messages that changed, so the rest is worked out on demand.
+    """
+
+    __slots__ = ("format", "item", "canonical_bytes", "digest", "_tools")
+
+    def __init__(self, fmt: str, item: dict, digest: str | None = None):
+        self.format = fmt
+        self.item = item
+        self.canonical_bytes = canonical_json_bytes(item)
+        self.digest = digest or hashlib.sha256(self.canonical_bytes).hexdigest()
+        self._tools = None
+
+    @property
+    def canonical(self) -> str:
+        """Compact JSON of the message object, every string value exact."""
+        return self.canonical_bytes.decode("utf-8")
+
+    @property
+    def role(self) -> str:
+        """The provider's own role (or item type, for Responses items without one)."""
+        role = self.item.get("role")
+        if self.format == "openai.responses" and not role:
+            role = self.item.get("type")
+        return role[:32] if isinstance(role, str) else ""
+
+    @property
+    def calls(self) -> tuple[ToolCallRef, ...]:
+        return self._tool_ids()[0]
+
+    @property
+    def results(self) -> tuple[str, ...]:
+        """The tool-call ids this message answers."""
+        return self._tool_ids()[1]
+
+    def _tool_ids(self):
+        if self._tools is None:
+            self._tools = _TOOL_EXTRACTORS[self.format](self.item)
+        return self._tools
 
 
-@dataclass(frozen=True, slots=True)
 class ParsedRequest:
-    format: str
-    model: str
-    messages: tuple[ParsedMessage, ...]
+    """A request body split into provider messages, each known by its digest."""
+
+    def __init__(self, fmt: str, model: str, items: list[dict]):
+        self.format = fmt
+        self.model = model
+        self.items = items
+        # The one pass over every message that each ingest pays for: it is
+        # what lets the rest of the work look only at what changed.
+        sha256, dumps = hashlib.sha256, canonical_json_bytes
+        self.digests = [sha256(dumps(item)).hexdigest() for item in items]
+        self._messages: dict[int, ParsedMessage] = {}
+
+    def message(self, position: int) -> ParsedMessage:
+        if position not in self._messages:
+            self._messages[position] = ParsedMessage(
+                self.format, self.items[position], self.digests[position]
+            )
+        return self._messages[position]
+
+    @property
+    def messages(self) -> list[ParsedMessage]:
+        return [self.message(i) for i in range(len(self.items))]
 
 
 def _reject_constant(name: str):
@@ -72,12 +126,16 @@ def decode_json(raw: bytes):
         raise BodyError("invalid_json", f"The body is not valid JSON: {exc}.") from None
 
 
-def canonical_json(value) -> str:
+def canonical_json_bytes(value) -> bytes:
     try:
-        return orjson.dumps(value).decode("utf-8")
+        return orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
         # Lone surrogates or huge integers: keep them as escapes, still exact on decode.
-        return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def canonical_json(value) -> str:
+    return canonical_json_bytes(value).decode("utf-8")
 
 
 def detect_format(body: dict) -> str | None:
@@ -147,40 +205,11 @@ def parse_request(raw: bytes, format_override: str | None = None) -> ParsedReque
         items = [{"role": "user", "content": items}]
     if not isinstance(items, list):
         raise BodyError("invalid_shape", f"`{key}` must be an array for format {fmt}.")
-    messages = []
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise BodyError("invalid_shape", f"`{key}[{index}]` must be a JSON object.")
-        messages.append(_parse_item(fmt, item))
     model = body.get("model")
-    return ParsedRequest(
-        format=fmt,
-        model=model[:100] if isinstance(model, str) else "",
-        messages=tuple(messages),
-    )
-
-
-def _parse_item(fmt: str, item: dict) -> ParsedMessage:
-    canonical = canonical_json(item)
-    if fmt == "openai.chat":
-        calls, results = _chat_tools(item)
-        role = item.get("role")
-    elif fmt == "anthropic.messages":
-        calls, results = _anthropic_tools(item)
-        role = item.get("role")
-    elif fmt == "openai.responses":
-        calls, results = _responses_tools(item)
-        role = item.get("role") or item.get("type")
-    else:
-        calls, results = _gemini_tools(item)
-        role = item.get("role")
-    return ParsedMessage(
-        role=role[:32] if isinstance(role, str) else "",
-        canonical=canonical,
-        digest=hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest(),
-        calls=calls,
-        results=results,
-    )
+    return ParsedRequest(fmt, model[:100] if isinstance(model, str) else "", items)
 
 
 def _text(value) -> str:
@@ -259,6 +288,14 @@ def _gemini_tools(content: dict):
             if isinstance(response_id, str):
                 results.append(response_id)
     return tuple(calls), tuple(results)
+
+
+_TOOL_EXTRACTORS = {
+    "openai.chat": _chat_tools,
+    "anthropic.messages": _anthropic_tools,
+    "openai.responses": _responses_tools,
+    "gemini": _gemini_tools,
+}
 
 
 def loads(text: str):

@@ -19,8 +19,9 @@ class ToolCallItem:
     name: str
     arguments: str
     state: str  # as of the turn shown
-    result: "MessageView | None" = None
     result_text: str = ""
+    result_message_id: int | None = None
+    result_position: int | None = None  # set when the result is shown beside the call
 
 
 @dataclass
@@ -34,6 +35,7 @@ class MessageView:
     answers: list[dict] = field(default_factory=list)  # [{id, name, issued_turn}]
     placeholder: str | None = None  # "pending" / "terminal" for tool results
     raw_item: str = ""  # the whole item, for formats shown raw
+    folded: bool = False  # a result shown beside its call in the same turn
 
     @property
     def anchor(self) -> str:
@@ -75,6 +77,7 @@ def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None)
                 old = messages.get(before)
                 old_view = message_view(turn, position, old, {}, messages) if old else None
                 changed.append((old_view, view))
+        _fold_results(appended)
         views.append(
             TurnView(
                 turn=turn,
@@ -86,6 +89,17 @@ def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None)
             )
         )
     return views
+
+
+def _fold_results(appended: list[MessageView]) -> None:
+    """Show a result message beside the call it answers when both arrive in one turn."""
+    by_id = {view.message_id: view for view in appended if view.answers and not view.raw_item}
+    for view in appended:
+        for call in view.tool_calls:
+            result = by_id.get(call.result_message_id)
+            if result is not None and result is not view and len(result.answers) == 1:
+                call.result_position = result.position
+                result.folded = True
 
 
 def message_view(
@@ -176,6 +190,7 @@ def _paired(
     item.state = state
     if message_id and message_id in messages:
         item.result_text = result_text(messages[message_id].body, call_id)
+        item.result_message_id = message_id
     return item
 
 

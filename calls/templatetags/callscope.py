@@ -20,7 +20,7 @@ def duration(seconds) -> str:
 @register.filter
 def offset(seconds) -> str:
     """Seconds since the call started, as '+12.3s'."""
-    return f"+{float(seconds or 0):.1f}s"
+    return f"+{max(0.0, float(seconds or 0)):.1f}s"
 
 
 @register.filter
