@@ -70,7 +70,18 @@
     evt.detail.socketWrapper.send(JSON.stringify(resyncRequest(root)));
     window.__callscopeLive = (window.__callscopeLive || 0) + 1;  // for browser tests
   });
-  document.addEventListener("htmx:wsClose", function () { status("down", "Reconnecting…"); });
+  // The ws extension retries by itself only after abnormal closes (1006,
+  // 1011-1013). A server that shuts down cleanly (a deploy: 1000/1001) must
+  // not leave the page silently stale, so retry those too.
+  var SELF_RETRIED = [1006, 1011, 1012, 1013];
+  document.addEventListener("htmx:wsClose", function (evt) {
+    status("down", "Reconnecting…");
+    var code = evt.detail.event && evt.detail.event.code;
+    if (SELF_RETRIED.indexOf(code) === -1 && document.body.contains(evt.target)) {
+      var wrapper = evt.detail.socketWrapper;
+      setTimeout(function () { wrapper.reconnect(); }, 1000 + Math.random() * 1000);
+    }
+  });
   document.addEventListener("htmx:wsError", function () { status("down", "Reconnecting…"); });
   document.addEventListener("htmx:wsBeforeMessage", function (evt) {
     if (evt.detail.message.indexOf('id="live-reload"') !== -1) {

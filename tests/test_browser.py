@@ -1,0 +1,156 @@
+"""What a person sees, in real headless Chromium against a live daphne server.
+
+Run by `make test-browser` (and .ci/run); needs Debian's chromium.
+"""
+
+import json
+import os
+import shutil
+
+import pytest
+
+# Playwright's sync API keeps an event loop running in this thread, which
+# Django would take for async code; this process only drives the browser.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+from channels.testing import ChannelsLiveServerTestCase  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+from calls.keys import create_key  # noqa: E402
+from calls.models import Membership, Project  # noqa: E402
+from tests.conftest import sample_bodies  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# Lets a test cut the page's socket, as a network drop would.
+CAPTURE_SOCKETS = """
+window.__sockets = [];
+const Native = window.WebSocket;
+window.WebSocket = function (...args) { const s = new Native(...args); window.__sockets.push(s); return s; };
+window.WebSocket.prototype = Native.prototype;
+Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+"""
+
+
+@pytest.mark.browser
+class LivePagesTest(ChannelsLiveServerTestCase):
+    serve_static = True
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls._playwright = sync_playwright().start()
+        cls.browser = cls._playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.close()
+        cls._playwright.stop()
+        super().tearDownClass()
+
+    def setUp(self):
+        self.project = Project.objects.create(slug="clinic", name="Clinic")
+        user = get_user_model().objects.create_user("alice", password="alice-password-1")
+        Membership.objects.create(project=self.project, user=user, role=Membership.Role.ADMIN)
+        self.key = create_key(self.project)[1]
+        self.context = self.browser.new_context(viewport={"width": 1400, "height": 900})
+        self.page = self.context.new_page()
+        self.page.add_init_script(CAPTURE_SOCKETS)
+        self.errors = []
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.goto(self.live_server_url + "/login/")
+        self.page.fill("input[name=username]", "alice")
+        self.page.fill("input[name=password]", "alice-password-1")
+        self.page.click("button.primary")
+        self.page.wait_for_url(self.live_server_url + "/p/clinic/")
+
+    def tearDown(self):
+        self.context.close()
+
+    def ingest(self, call_id, body):
+        response = self.page.request.post(
+            f"{self.live_server_url}/api/v1/calls/{call_id}/requests",
+            data=body,
+            headers={"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"},
+        )
+        assert response.status == 201, response.text()
+        return response.json()
+
+    def wait_live(self, connections=1):
+        # A function, not an expression: our CSP forbids eval even to Playwright.
+        self.page.wait_for_function(
+            "n => (window.__callscopeLive || 0) >= n", arg=connections, timeout=10000
+        )
+
+    def mark_page(self):
+        """Set a flag that a reload would wipe."""
+        self.page.evaluate("() => { window.__sameDocument = true; }")
+
+    def assert_not_reloaded(self):
+        assert self.page.evaluate("() => window.__sameDocument === true")
+
+    def test_a_new_call_appears_on_the_open_calls_list(self):
+        self.wait_live()
+        self.mark_page()
+        expect(self.page.locator("[data-empty-for=call-rows]")).to_be_visible()
+        self.ingest("call-from-agent", sample_bodies("sync_tool")[0])
+        row = self.page.locator("#call-rows tr", has_text="call-from-agent")
+        expect(row).to_be_visible(timeout=5000)
+        expect(row.locator("td").nth(5)).to_have_text("1")  # turns
+        self.ingest("call-from-agent", sample_bodies("sync_tool")[1])
+        expect(row.locator("td").nth(5)).to_have_text("2", timeout=5000)
+        expect(self.page.locator("#call-rows tr")).to_have_count(1)
+        expect(self.page.locator("[data-empty-for=call-rows]")).to_have_count(0)
+        self.assert_not_reloaded()
+        assert self.errors == []
+
+    def test_new_turns_appear_on_the_open_call_page(self):
+        bodies = sample_bodies("fix_in_place")
+        self.ingest("c1", bodies[0])
+        self.page.goto(f"{self.live_server_url}/p/clinic/calls/c1/")
+        self.wait_live()
+        self.mark_page()
+        self.ingest("c1", bodies[1])
+        self.ingest("c1", bodies[2])
+        expect(self.page.locator("#turn-3")).to_contain_text("1 changed in place", timeout=5000)
+        numbers = self.page.locator("#turns > section").evaluate_all("s => s.map(e => e.id)")
+        assert numbers == ["turn-1", "turn-2", "turn-3"]
+        expect(self.page.locator("#call-header")).to_contain_text("3")
+        expect(self.page.locator("#tool-calls")).to_contain_text("check_availability")
+        self.assert_not_reloaded()
+        assert self.errors == []
+
+    def test_a_dropped_connection_catches_up_on_what_it_missed(self):
+        bodies = sample_bodies("sync_tool")
+        self.ingest("c1", bodies[0])
+        self.page.goto(f"{self.live_server_url}/p/clinic/calls/c1/")
+        self.wait_live()
+        self.mark_page()
+        self.page.evaluate("() => window.__sockets.at(-1).close()")
+        expect(self.page.locator("#live-status")).to_have_attribute("data-state", "down")
+        self.ingest("c1", bodies[1])  # while the page has no socket
+        self.wait_live(connections=2)
+        expect(self.page.locator("#turn-2")).to_be_visible(timeout=5000)
+        expect(self.page.locator("#live-status")).to_have_attribute("data-state", "live")
+        self.assert_not_reloaded()
+
+    def test_the_turn_page_shows_and_copies_the_exact_body(self):
+        body = sample_bodies("async_tool_user_speaks")[-1]
+        self.ingest("c1", body)
+        self.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        self.page.goto(f"{self.live_server_url}/p/clinic/calls/c1/turns/1/")
+        assert self.page.locator("#raw-body").text_content().encode() == body
+        self.page.click("[data-copy=raw-body]")
+        assert self.page.evaluate("() => navigator.clipboard.readText()").encode() == body
+        assert json.loads(body)["messages"][6]["role"] == "developer"
+        assert self.errors == []

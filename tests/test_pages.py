@@ -1,0 +1,177 @@
+import html
+import json
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from calls.models import IngestKey, Membership
+from calls.synthetic import synthetic_call
+from tests.conftest import sample_bodies
+
+PAGES = [
+    "/p/clinic/",
+    "/p/clinic/keys/",
+    "/p/clinic/calls/fip/",
+    "/p/clinic/calls/fip/turns/1/",
+    "/p/clinic/calls/fip/turns/1/raw",
+]
+
+
+@pytest.fixture
+def fip(key, post_request):
+    """The fix_in_place capture: a placeholder overwritten in place with its result."""
+    bodies = sample_bodies("fix_in_place")
+    for body in bodies:
+        assert post_request(key, "fip", body).status_code == 201
+    return bodies
+
+
+@pytest.fixture
+def alice_client(alice):
+    client = Client()
+    client.force_login(alice)
+    return client
+
+
+@pytest.mark.parametrize("url", PAGES + ["/"])
+def test_every_page_needs_a_login(client, fip, url):
+    response = client.get(url)
+    assert response.status_code == 302
+    assert response["Location"].startswith("/login/")
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_another_teams_member_gets_404_everywhere(fip, charlie, url):
+    client = Client()
+    client.force_login(charlie)
+    assert client.get(url).status_code == 404
+
+
+def test_the_calls_list_shows_each_call_with_its_facts(alice_client, fip):
+    page = alice_client.get("/p/clinic/").content.decode()
+    row = re.search(r'<tr id="call-\d+".*?</tr>', page, re.S).group(0)
+    assert "fip" in row and ">5<" in row  # five turns
+    assert "status-live" in row
+    assert 'ws-connect="/ws/p/clinic/"' in page
+
+
+def test_home_goes_to_the_users_project(alice_client):
+    assert alice_client.get("/")["Location"] == "/p/clinic/"
+
+
+def test_a_user_without_projects_is_told_so(db):
+    client = Client()
+    client.force_login(get_user_model().objects.create_user("nobody"))
+    assert b"No projects yet" in client.get("/").content
+
+
+def test_the_call_page_shows_what_each_turn_changed(alice_client, fip):
+    page = alice_client.get("/p/clinic/calls/fip/").content.decode()
+    for number in range(1, 6):
+        assert f'id="turn-{number}"' in page
+    turn3 = re.search(r'<section id="turn-3".*?</section>', page, re.S).group(0)
+    assert "1 changed in place" in turn3
+    assert "async_tool" in turn3  # the placeholder it replaced ...
+    assert html.escape('"outcome": "produced"', quote=True) in turn3  # ... and the result
+    # The tool-call panel tells the slot's story.
+    assert re.search(r"T2</a> issued.*T2</a> pending.*T3</a> result", page, re.S)
+
+
+def test_content_strings_are_shown_exactly_and_never_as_html(alice_client, key, post_request):
+    hostile = '<script>alert("x")</script> \\u0c36   trailing  '
+    post_request(key, "evil", {"messages": [{"role": "user", "content": hostile}]})
+    page = alice_client.get("/p/clinic/calls/evil/").content.decode()
+    assert "<script>alert" not in page
+    assert html.escape(hostile) in page
+
+
+def test_the_turn_page_shows_the_exact_body_and_its_messages(alice_client, fip):
+    page = alice_client.get("/p/clinic/calls/fip/turns/3/").content.decode()
+    raw = re.search(r'<pre id="raw-body"[^>]*>(.*?)</pre>', page, re.S).group(1)
+    assert html.unescape(raw).encode() == fip[2]
+    assert 'rel="prev"' in page and 'rel="next"' in page
+    assert page.count('class="msghead"') >= len(json.loads(fip[2])["messages"]) - 1
+
+
+def test_the_raw_body_downloads_byte_for_byte(alice_client, fip):
+    response = alice_client.get("/p/clinic/calls/fip/turns/5/raw?download=1")
+    assert response.content == fip[4]
+    assert response["Content-Disposition"].startswith("attachment;")
+
+
+def test_a_300_turn_call_page_shows_a_page_of_turns_and_loads_earlier_ones(
+    alice_client, key, post_request
+):
+    for body in synthetic_call(300, seed=5):
+        post_request(key, "long", body)
+    page = alice_client.get("/p/clinic/calls/long/").content.decode()
+    numbers = [int(n) for n in re.findall(r'<section id="turn-(\d+)"', page)]
+    assert numbers == list(range(271, 301))
+    assert 'hx-get="?before=271"' in page
+    earlier = alice_client.get("/p/clinic/calls/long/?before=271", headers={"HX-Request": "true"})
+    numbers = [int(n) for n in re.findall(r'<section id="turn-(\d+)"', earlier.content.decode())]
+    assert numbers == list(range(241, 271))
+    assert b"<html" not in earlier.content
+
+
+def test_pages_send_a_strict_content_security_policy(alice_client, fip):
+    policy = alice_client.get("/p/clinic/calls/fip/")["Content-Security-Policy"]
+    assert "script-src 'self'" in policy
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    assert "frame-ancestors 'none'" in policy
+
+
+def test_htmx_is_served_from_our_own_static_files(alice_client, fip):
+    page = alice_client.get("/p/clinic/").content.decode()
+    scripts = re.findall(r'<script src="([^"]+)"', page)
+    assert scripts and all(s.startswith("/static/") for s in scripts)
+    assert any("htmx-2" in s for s in scripts) and any("hx-ws-2" in s for s in scripts)
+
+
+def test_an_admin_creates_a_key_that_is_shown_once_and_stored_hashed(alice_client, project):
+    response = alice_client.post("/p/clinic/keys/new", {"label": "prod"})
+    secret = re.search(r'<pre id="new-key"[^>]*>(cs_[^<]+)</pre>', response.content.decode()).group(1)
+    key = IngestKey.objects.get(label="prod")
+    assert secret.startswith(key.prefix) and secret not in (key.digest, key.prefix)
+    listing = alice_client.get("/p/clinic/keys/").content.decode()
+    assert key.prefix in listing and secret not in listing
+
+
+def test_an_admin_revokes_a_key_and_the_api_refuses_it(alice_client, key, post_request):
+    stored = IngestKey.objects.get()
+    alice_client.post(f"/p/clinic/keys/{stored.pk}/revoke")
+    stored.refresh_from_db()
+    assert stored.revoked_at is not None
+    assert post_request(key, "c", {"messages": []}).status_code == 401
+
+
+def test_forms_need_a_csrf_token(alice):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    assert client.post("/p/clinic/keys/new", {"label": "x"}).status_code == 403
+    assert IngestKey.objects.count() == 0
+
+
+@pytest.mark.parametrize("role", [Membership.Role.VIEWER, Membership.Role.MEMBER])
+def test_only_admins_manage_keys(project, key, role):
+    user = get_user_model().objects.create_user("bob")
+    Membership.objects.create(project=project, user=user, role=role)
+    client = Client()
+    client.force_login(user)
+    assert client.post("/p/clinic/keys/new", {"label": "x"}).status_code == 404
+    stored = IngestKey.objects.get()
+    assert client.post(f"/p/clinic/keys/{stored.pk}/revoke").status_code == 404
+    stored.refresh_from_db()
+    assert stored.revoked_at is None
+    assert b"Create key" not in client.get("/p/clinic/keys/").content
+
+
+def test_logging_in_and_out_works(alice):
+    client = Client()
+    response = client.post("/login/", {"username": "alice", "password": "alice-password-1"})
+    assert response.status_code == 302
+    assert client.get("/p/clinic/").status_code == 200
+    client.post("/logout/")
+    assert client.get("/p/clinic/").status_code == 302
