@@ -7,16 +7,34 @@ messages that parsing already made: no query reads the call's history.
 """
 
 import hashlib
+import threading
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from . import live, rawstore, slots
 from .models import Call, CallTip, Message, Project, ToolCall, Turn
 from .requestbody import ParsedMessage, ParsedRequest, result_text
+
+
+_sqlite_writers = threading.Lock()
+
+
+@contextmanager
+def write_transaction():
+    """A transaction that writes.
+
+    On SQLite, writers of this process queue on a lock first: SQLite's own
+    busy handler sleeps in growing steps, which turns a burst of concurrent
+    agents into multi-second stalls. PostgreSQL only locks the call's row.
+    """
+    with _sqlite_writers if connection.vendor == "sqlite" else nullcontext():
+        with transaction.atomic():
+            yield
 
 
 class IdempotencyConflict(Exception):
@@ -43,9 +61,10 @@ def record_request(
     idempotency_key: str | None,
 ) -> Captured:
     body_sha256 = hashlib.sha256(raw).hexdigest()
-    with transaction.atomic():
+    with write_transaction():
         # A call starts when its first request was sent, as far as we know.
         call = lock_call(project, external_id, min(sent_at, received_at))
+        call.project = project
         if idempotency_key is not None:
             earlier = Turn.objects.filter(call=call, idempotency_key=idempotency_key).first()
             if earlier is not None:
@@ -103,7 +122,7 @@ def record_request(
             ).count()
         call.revision += 1
         call.save()
-        transaction.on_commit(partial(live.broadcast_turn, call.pk, turn.pk))
+        transaction.on_commit(partial(live.broadcast_turn, call, turn, tools_changed))
     return Captured(call, turn, replayed=False)
 
 

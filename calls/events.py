@@ -7,7 +7,7 @@ from functools import partial
 from django.db import transaction
 
 from . import live, rfc3339
-from .capture import lock_call
+from .capture import lock_call, write_transaction
 from .models import Call, Event, Project
 from .requestbody import BodyError, decode_json
 
@@ -101,8 +101,9 @@ def record_events(
 ) -> tuple[Call, int, int]:
     """Store the events that are new: (call, stored, duplicates)."""
     stored = duplicates = 0
-    with transaction.atomic():
+    with write_transaction():
         call = lock_call(project, external_id, received_at)
+        call.project = project
         keys = [e.key for e in events if e.key is not None]
         seen = set(
             Event.objects.filter(call=call, idempotency_key__in=keys).values_list(
@@ -138,5 +139,5 @@ def record_events(
             call.last_activity_at = max(call.last_activity_at, received_at)
             call.revision += 1
             call.save()
-            transaction.on_commit(partial(live.broadcast_events, call.pk, [e.pk for e in new]))
+            transaction.on_commit(partial(live.broadcast_events, call, new))
     return call, stored, duplicates

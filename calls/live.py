@@ -32,19 +32,17 @@ def _send(group: str, html: str) -> None:
     async_to_sync(get_channel_layer().group_send)(group, {"type": "live.fragment", "html": html})
 
 
-def broadcast_turn(call_pk: int, turn_pk: int) -> None:
-    call = Call.objects.select_related("project").get(pk=call_pk)
-    turn = Turn.objects.get(pk=turn_pk)
+def broadcast_turn(call: Call, turn: Turn, tools_changed: bool) -> None:
+    """Push a new turn to the calls list and the call page (called after commit)."""
     _send(project_group(call.project_id), fragments.call_row(call))
-    _send(
-        call_group(call.pk),
-        fragments.call_header(call) + fragments.tool_calls(call) + fragments.turns(call, [turn]),
-    )
+    html = fragments.call_header(call) + fragments.turns(call, [turn])
+    if tools_changed:
+        html += fragments.tool_calls(call)
+    _send(call_group(call.pk), html)
 
 
-def broadcast_events(call_pk: int, event_pks: list[int]) -> None:
-    call = Call.objects.select_related("project").get(pk=call_pk)
-    events = list(Event.objects.filter(pk__in=event_pks).order_by("pk"))
+def broadcast_events(call: Call, events: list[Event]) -> None:
+    """Push new events to the calls list and the call page (called after commit)."""
     _send(project_group(call.project_id), fragments.call_row(call))
     _send(call_group(call.pk), fragments.call_header(call) + fragments.events(call, events))
 

@@ -55,10 +55,16 @@ class TurnView:
 def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None) -> list[TurnView]:
     """View data for `turns` of `call`, with a fixed number of queries."""
     ids = {i for t in turns for _pos, new, old in t.changes for i in (new, old) if i is not None}
-    tool_calls = {t.tool_call_id: t for t in ToolCall.objects.filter(call=call)}
-    for tool_call in tool_calls.values():
-        ids.update(h["message"] for h in tool_call.history if h.get("message"))
     messages = Message.objects.in_bulk(ids)
+    # Only the tool calls these turns touch, so a live render costs the same
+    # at turn 300 as at turn 3.
+    tool_ids = {i for m in messages.values() for i in (*m.call_ids, *m.result_ids)}
+    tool_calls = {
+        t.tool_call_id: t for t in ToolCall.objects.filter(call=call, tool_call_id__in=tool_ids)
+    }
+    results = {h["message"] for t in tool_calls.values() for h in t.history if h.get("message")}
+    if results - messages.keys():
+        messages.update(Message.objects.in_bulk(results - messages.keys()))
     if events is None:
         numbers = [t.number for t in turns]
         events = list(Event.objects.filter(call=call, turn__in=numbers).order_by("pk"))
