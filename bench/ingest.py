@@ -4,16 +4,20 @@ Starts its own daphne (one worker) on a fresh database and drives it over
 real HTTP and websockets from this process, so the load generator shares
 the machine, as in the figures quoted in the README.
 
-    make bench                                         # SQLite, in-memory layer
-    make bench BENCH_ARGS="--database-url postgres://app:app@127.0.0.1:5433/bench"
+    make bench                                    # SQLite, in-memory layer
+    make bench BENCH_ARGS=--postgres              # a throwaway PostgreSQL cluster (root, Debian's postgresql)
+    make bench BENCH_ARGS="--database-url postgres://user:pass@host:5432/db"
 
 Prints medians and ratios; nothing here asserts a timing.
 """
 
 import argparse
 import asyncio
+import contextlib
+import glob
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -72,6 +76,28 @@ class Http:
         if self.writer is not None:
             self.writer.close()
             self.writer = None
+
+
+@contextlib.contextmanager
+def temporary_postgres():
+    """A throwaway PostgreSQL cluster (as CI starts one); yields its URL."""
+    binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+    if not binaries:
+        raise SystemExit("--postgres needs Debian's postgresql package (apt-get install postgresql)")
+    pg, port = binaries[-1], free_port()
+    data = tempfile.mkdtemp(prefix="callscope-bench-pg-")
+    os.chmod(data, 0o755)
+    shutil.chown(data, "postgres")
+    run = lambda *cmd: subprocess.run(["runuser", "-u", "postgres", "--", *cmd], check=True, capture_output=True)  # noqa: E731
+    run(f"{pg}/initdb", "-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
+    options = f"-p {port} -k /tmp -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off"
+    run(f"{pg}/pg_ctl", "-D", data, "-l", f"{data}/log", "-w", "-o", options, "start")
+    try:
+        run(f"{pg}/psql", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-qc", "CREATE DATABASE bench")
+        yield f"postgres://postgres@127.0.0.1:{port}/bench"
+    finally:
+        run(f"{pg}/pg_ctl", "-D", data, "-m", "fast", "stop")
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def start_server(port, env):
@@ -166,6 +192,17 @@ async def push_latency(port, key, session, watchers, posts):
     return statistics.median(delays), percentile(delays, 99)
 
 
+async def floor(port, repeats=50):
+    """A request refused before any work (no key): what Django on daphne costs alone."""
+    http, times = Http(port), []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        await http.request("POST", "/api/v1/calls/x/requests", b"{}", {"Content-Type": "application/json"})
+        times.append(time.perf_counter() - started)
+    http.close()
+    return statistics.median(times)
+
+
 async def page_open(port, session, call_id, repeats):
     http = Http(port)
     times = []
@@ -198,6 +235,7 @@ def stored_bytes(call_id):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
+    parser.add_argument("--postgres", action="store_true", help="start a throwaway PostgreSQL")
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", ""))
     parser.add_argument("--agents", type=int, default=16)
     parser.add_argument("--turns", type=int, default=40, help="turns per call in the throughput run")
@@ -207,7 +245,15 @@ def main():
     parser.add_argument("--watchers", type=int, default=10)
     parser.add_argument("--posts", type=int, default=100)
     args = parser.parse_args()
+    if args.postgres:
+        with temporary_postgres() as url:
+            args.database_url = url
+            run(args)
+    else:
+        run(args)
 
+
+def run(args):
     workdir = tempfile.mkdtemp(prefix="callscope-bench-")
     database_url = args.database_url or f"sqlite:///{workdir}/bench.sqlite3"
     env = {**os.environ, "DATABASE_URL": database_url, "SECRET_KEY": "bench-only-secret"}
@@ -243,6 +289,7 @@ def main():
     server = start_server(port, env)
     try:
         print(f"Callscope ingest benchmark: {backend}, 1 daphne worker, {os.cpu_count()} cores")
+        print(f"framework floor {asyncio.run(floor(port)) * 1e3:6.1f} ms for a request refused before any work (median)")
         rate, p50, p99 = asyncio.run(throughput(port, key, args.agents, args.turns, args.calls_per_agent))
         print(
             f"throughput      {rate:8.0f} requests/s stored  ({args.agents} concurrent agents, "

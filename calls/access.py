@@ -4,7 +4,7 @@ A user sees a project only as a member; anything else answers as if it did
 not exist (404), so ids of other teams' calls leak nothing.
 """
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from .models import Call, Membership, Project
 
@@ -45,9 +45,11 @@ def call_by_pk_for(user, pk) -> Call | None:
     )
 
 
-def newest_calls(project: Project, before=None) -> list[Call]:
+def newest_calls(project: Project, before: tuple | None = None) -> list[Call]:
+    """A page of calls, newest first; `before` is the (started_at, pk) of the last one shown."""
     calls = Call.objects.filter(project=project).select_related("project")
     if before is not None:
-        calls = calls.filter(started_at__lt=before)
+        started_at, pk = before
+        calls = calls.filter(Q(started_at__lt=started_at) | Q(started_at=started_at, pk__lt=pk))
     return list(calls.order_by("-started_at", "-pk")[:CALLS_PER_PAGE])
 

@@ -97,7 +97,10 @@ def _json_body(request: HttpRequest) -> bytes:
         raise too_big
     if not body:
         raise ApiError(400, "empty_body", "The body is empty.")
-    media_type, _, params = request.headers.get("Content-Type", "").partition(";")
+    content_type = request.headers.get("Content-Type", "")
+    if len(content_type) > MAX_HEADER_VALUE_LENGTH:
+        raise ApiError(415, "unsupported_media_type", "The Content-Type header is too long.")
+    media_type, _, params = content_type.partition(";")
     if media_type.strip().lower() != "application/json":
         raise ApiError(415, "unsupported_media_type", "Send the body as `application/json`.")
     parameters = dict(p.strip().lower().split("=", 1) for p in params.split(";") if "=" in p)
@@ -168,9 +171,16 @@ def post_request(request: HttpRequest, call_id: str) -> JsonResponse:
 def post_events(request: HttpRequest, call_id: str) -> JsonResponse:
     raw = _json_body(request)
     incoming = events.parse_events(raw, _header(request, "Idempotency-Key"))
-    call, stored, duplicates = events.record_events(
-        request.project, call_id, incoming, timezone.now()
-    )
+    try:
+        call, stored, duplicates = events.record_events(
+            request.project, call_id, incoming, timezone.now()
+        )
+    except events.EventConflict:
+        raise ApiError(
+            409,
+            "idempotency_key_reused",
+            "An event id or Idempotency-Key of this post was already used for a different event.",
+        ) from None
     return JsonResponse(
         {"call": call.external_id, "stored": stored, "duplicates": duplicates},
         status=201 if stored else 200,
@@ -246,6 +256,15 @@ def _call(request: HttpRequest, call_id: str) -> Call:
         raise ApiError(404, "call_not_found", f"This project has no call {call_id!r}.")
     return call
 
+
+
+def not_found(request: HttpRequest, exception=None) -> HttpResponse:
+    """404s: JSON for agents on the API, the plain page for people."""
+    if request.path.startswith("/api/"):
+        return error_response(404, "not_found", "There is no API endpoint at this URL.")
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

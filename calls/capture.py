@@ -26,15 +26,22 @@ _sqlite_writers = threading.Lock()
 
 @contextmanager
 def write_transaction():
-    """A transaction that writes.
+    """A transaction that writes; yields a list of callbacks to run once it committed.
 
     On SQLite, writers of this process queue on a lock first: SQLite's own
     busy handler sleeps in growing steps, which turns a burst of concurrent
     agents into multi-second stalls. PostgreSQL only locks the call's row.
+    The callbacks (live broadcasts) run after the commit and outside that
+    lock, and a failing one is only logged: what was stored stays stored and
+    the agent still gets its answer.
     """
+    after_commit: list = []
     with _sqlite_writers if connection.vendor == "sqlite" else nullcontext():
         with transaction.atomic():
-            yield
+            yield after_commit
+    for callback in after_commit:
+        # Runs now (our transaction committed), or when an enclosing one does.
+        transaction.on_commit(callback, robust=True)
 
 
 class IdempotencyConflict(Exception):
@@ -61,7 +68,7 @@ def record_request(
     idempotency_key: str | None,
 ) -> Captured:
     body_sha256 = hashlib.sha256(raw).hexdigest()
-    with write_transaction():
+    with write_transaction() as after_commit:
         # A call starts when its first request was sent, as far as we know.
         call = lock_call(project, external_id, min(sent_at, received_at))
         call.project = project
@@ -102,7 +109,9 @@ def record_request(
             changes=changes,
             snapshot=[ref[0] for ref in refs] if checkpoint else None,
         )
-        tools_changed = _update_tool_calls(call, tip.messages, refs, changes, parsed, number, sent_at)
+        changed_tool_calls = _update_tool_calls(
+            call, tip.messages, refs, changes, parsed, number, sent_at
+        )
 
         tip.messages = refs
         tip.raw = whole
@@ -115,14 +124,14 @@ def record_request(
             call.agent = agent
         if parsed.model:
             call.model = parsed.model
-        if tools_changed:
+        if changed_tool_calls:
             call.tool_call_count = ToolCall.objects.filter(call=call).count()
             call.pending_placeholders = ToolCall.objects.filter(
                 call=call, state=ToolCall.State.PENDING
             ).count()
         call.revision += 1
         call.save()
-        transaction.on_commit(partial(live.broadcast_turn, call, turn, tools_changed))
+        after_commit.append(partial(live.broadcast_turn, call, turn, changed_tool_calls))
     return Captured(call, turn, replayed=False)
 
 
@@ -192,8 +201,8 @@ def _update_tool_calls(
     parsed: ParsedRequest,
     number: int,
     at: datetime,
-) -> bool:
-    """Record how each tool slot touched by this request changed. True if any did."""
+) -> set[str]:
+    """Record how each tool slot touched by this request changed; the ids that did."""
     current_ids = {ref[0] for ref in refs}
     touched = [parsed.message(position) for position, _id, _before in changes]
     issued = {c.id: c for m in touched for c in m.calls if c.id}
@@ -212,11 +221,12 @@ def _update_tool_calls(
         still_issued = {c.id for m in parsed.messages for c in m.calls}
         vanished_calls -= still_issued
     if not (issued or answered or vanished_calls):
-        return False
+        return set()
 
     stamp = at.isoformat()
     ids = set(issued) | set(answered) | vanished_calls
     rows = {t.tool_call_id: t for t in ToolCall.objects.filter(call=call, tool_call_id__in=ids)}
+    changed = set()
     for call_id in ids:
         row = rows.get(call_id)
         if row is None:
@@ -245,7 +255,8 @@ def _update_tool_calls(
             row.state = ToolCall.State.VANISHED
             row.history.append({"turn": number, "state": "vanished", "message": None, "at": stamp})
         row.save()
-    return True
+        changed.add(call_id)
+    return changed
 
 
 def _result_state(message: ParsedMessage, call_id: str) -> str:

@@ -4,12 +4,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
-from django.db import transaction
 
 from . import live, rfc3339
 from .capture import lock_call, write_transaction
 from .models import Call, Event, Project
-from .requestbody import BodyError, decode_json
+from .requestbody import BodyError, canonical_json, decode_json
+from .storable import text as storable
 
 TYPES = (
     "response",
@@ -24,13 +24,17 @@ TYPES = (
 MAX_EVENTS_PER_POST = 1000
 
 
+class EventConflict(Exception):
+    """An event id or Idempotency-Key reused for different content."""
+
+
 @dataclass(frozen=True)
 class IncomingEvent:
     type: str
     at: datetime | None
     turn: int | None
     tool_call_id: str
-    data: dict
+    data: str  # canonical JSON of the event object
     key: str | None
 
 
@@ -88,12 +92,17 @@ def _parse_event(item, where: str, idempotency_key: str | None, index: int) -> I
         cause = item.get("cause")
         if (kind == "hold.released" or cause is not None) and cause not in ("result", "timeout"):
             raise BodyError("invalid_event", f"{where}: `cause` must be \"result\" or \"timeout\".")
-    key = item.get("id")
-    if key is not None and (not isinstance(key, str) or not 0 < len(key) <= 200):
+    event_id = item.get("id")
+    if event_id is not None and (not isinstance(event_id, str) or not 0 < len(event_id) <= 200):
         raise BodyError("invalid_event", f"{where}: `id` must be a non-empty string.")
-    if key is None and idempotency_key is not None:
-        key = f"{idempotency_key}#{index}"
-    return IncomingEvent(kind, at, turn, tool_call_id, item, key)
+    # Two namespaces, so an event id can never collide with a header-derived key.
+    if event_id is not None:
+        key = f"id:{storable(event_id)}"
+    elif idempotency_key is not None:
+        key = f"header:{idempotency_key}#{index}"
+    else:
+        key = None
+    return IncomingEvent(kind, at, turn, storable(tool_call_id), canonical_json(item), key)
 
 
 def record_events(
@@ -101,22 +110,24 @@ def record_events(
 ) -> tuple[Call, int, int]:
     """Store the events that are new: (call, stored, duplicates)."""
     stored = duplicates = 0
-    with write_transaction():
+    with write_transaction() as after_commit:
         call = lock_call(project, external_id, received_at)
         call.project = project
         keys = [e.key for e in events if e.key is not None]
-        seen = set(
+        seen = dict(
             Event.objects.filter(call=call, idempotency_key__in=keys).values_list(
-                "idempotency_key", flat=True
+                "idempotency_key", "data"
             )
-        ) if keys else set()
+        ) if keys else {}
         new = []
         for event in events:
             if event.key is not None and event.key in seen:
+                if seen[event.key] != event.data:
+                    raise EventConflict(event.key)  # rolls back the whole post
                 duplicates += 1
                 continue
             if event.key is not None:
-                seen.add(event.key)
+                seen[event.key] = event.data
             at = event.at or received_at
             new.append(
                 Event(
@@ -139,5 +150,5 @@ def record_events(
             call.last_activity_at = max(call.last_activity_at, received_at)
             call.revision += 1
             call.save()
-            transaction.on_commit(partial(live.broadcast_events, call, new))
+            after_commit.append(partial(live.broadcast_events, call, new))
     return call, stored, duplicates

@@ -3,6 +3,8 @@
 Each root element has a stable id and a `data-rev`; wrappers with
 `hx-swap-oob="afterbegin:#…"` / `"beforeend:#…"` ask the browser to insert
 their children, or replace them where already shown (static/callscope/live.js).
+Table rows travel in a <template> wrapper: anywhere else in a message the
+HTML parser would drop <tr> outside a table.
 Fragments are rendered once per change for every viewer, so nothing in them
 may depend on who is looking.
 """
@@ -15,7 +17,7 @@ from .turnview import tool_call_rows, turn_views
 
 def call_rows(calls: list[Call]) -> str:
     rows = "".join(render_to_string("calls/partials/call_row.html", {"call": c}) for c in calls)
-    return f'<tbody hx-swap-oob="afterbegin:#call-rows">{rows}</tbody>'
+    return f'<template hx-swap-oob="afterbegin:#call-rows">{rows}</template>'
 
 
 def call_row(call: Call) -> str:
@@ -26,11 +28,13 @@ def call_header(call: Call) -> str:
     return render_to_string("calls/partials/call_header.html", {"call": call, "oob": True})
 
 
-def tool_calls(call: Call) -> str:
-    return render_to_string(
-        "calls/partials/tool_calls.html",
-        {"call": call, "tool_call_rows": tool_call_rows(call), "oob": True},
+def tool_rows(call: Call, tool_call_ids: set[str] | None = None) -> str:
+    """Rows of the tool-call panel: those of `tool_call_ids`, or all."""
+    rows = "".join(
+        render_to_string("calls/partials/tool_row.html", {"row": row})
+        for row in tool_call_rows(call, tool_call_ids)
     )
+    return f'<template hx-swap-oob="beforeend:#tool-rows">{rows}</template>' if rows else ""
 
 
 def turns(call: Call, turns: list[Turn]) -> str:

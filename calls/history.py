@@ -1,19 +1,23 @@
 """Reading a turn back: its exact raw body and its whole message list.
 
-Both are stored as changes against the previous turn with a whole copy every
-CALLSCOPE_RAW_CHECKPOINT_EVERY turns, so reading one turn touches at most
-that many rows.
+Both are stored as changes against the previous turn with a whole copy on
+checkpoint turns (every CALLSCOPE_RAW_CHECKPOINT_EVERY turns when stored),
+so reading one turn touches the rows since the last checkpoint only.
 """
-
-from django.conf import settings
 
 from . import rawstore
 from .models import Message, Turn
 
 
 def _since_checkpoint(turn: Turn, *fields: str):
-    every = settings.CALLSCOPE_RAW_CHECKPOINT_EVERY
-    first = turn.number - (turn.number - 1) % every
+    # Found in the data, not computed from the setting, which may have
+    # changed since the call was stored.
+    first = (
+        Turn.objects.filter(call_id=turn.call_id, number__lte=turn.number, raw_codec=rawstore.WHOLE)
+        .order_by("-number")
+        .values_list("number", flat=True)
+        .first()
+    )
     return (
         Turn.objects.filter(call_id=turn.call_id, number__gte=first, number__lte=turn.number)
         .order_by("number")

@@ -32,12 +32,16 @@ def _send(group: str, html: str) -> None:
     async_to_sync(get_channel_layer().group_send)(group, {"type": "live.fragment", "html": html})
 
 
-def broadcast_turn(call: Call, turn: Turn, tools_changed: bool) -> None:
-    """Push a new turn to the calls list and the call page (called after commit)."""
+def broadcast_turn(call: Call, turn: Turn, changed_tool_calls: set[str]) -> None:
+    """Push a new turn to the calls list and the call page (called after commit).
+
+    Only what changed is rendered (the turn, the header, the tool slots it
+    touched), so a broadcast costs the same at turn 300 as at turn 3.
+    """
     _send(project_group(call.project_id), fragments.call_row(call))
     html = fragments.call_header(call) + fragments.turns(call, [turn])
-    if tools_changed:
-        html += fragments.tool_calls(call)
+    if changed_tool_calls:
+        html += fragments.tool_rows(call, changed_tool_calls)
     _send(call_group(call.pk), html)
 
 
@@ -119,10 +123,11 @@ class CallConsumer(_LiveConsumer):
         if len(turns) > RESYNC_TURN_LIMIT:
             # Too far behind to patch up: have the page load afresh.
             return render_to_string("calls/partials/reload.html")
-        events = Event.objects.filter(call=call, turn__gte=first, turn__lte=after).order_by("pk")
+        lowest = 0 if first <= 1 else first  # turn 0: events before the first request
+        events = Event.objects.filter(call=call, turn__gte=lowest, turn__lte=after).order_by("pk")
         return (
             fragments.call_header(call)
-            + fragments.tool_calls(call)
+            + fragments.tool_rows(call)
             + fragments.turns(call, turns)
             + fragments.events(call, list(events))
         )

@@ -102,6 +102,14 @@ class Call(models.Model):
         return "live" if self.is_live() else "ended"
 
     @property
+    def idle_deadline_ms(self) -> int | None:
+        """When a live call will count as ended if nothing more arrives (epoch ms)."""
+        if self.ended_at is not None:
+            return None
+        deadline = self.last_activity_at.timestamp() + settings.CALLSCOPE_IDLE_TIMEOUT
+        return int(deadline * 1000)
+
+    @property
     def duration_seconds(self) -> float:
         end = self.ended_at or self.last_activity_at
         return max(0.0, (end - self.started_at).total_seconds())
@@ -214,8 +222,17 @@ class Event(models.Model):
     # The turn it belongs to: explicit, or the latest at receipt (0: before the first).
     turn = models.PositiveIntegerField(default=0)
     tool_call_id = models.CharField(max_length=200, blank=True)
-    data = models.JSONField()  # the event object as sent
+    # The event object as compact JSON text (not jsonb: PostgreSQL's jsonb
+    # refuses NUL and lone surrogates, which are valid JSON).
+    data = models.TextField()
+    # "id:<event id>" or "header:<Idempotency-Key>#<index in the post>".
     idempotency_key = models.CharField(max_length=240, null=True, blank=True)
+
+    @property
+    def fields(self) -> dict:
+        from .requestbody import loads
+
+        return loads(self.data)
 
     class Meta:
         constraints = [

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import orjson
 
+from .storable import text as storable
+
 FORMATS = ("openai.chat", "openai.responses", "anthropic.messages", "gemini")
 
 
@@ -59,7 +61,7 @@ class ParsedMessage:
         role = self.item.get("role")
         if self.format == "openai.responses" and not role:
             role = self.item.get("type")
-        return role[:32] if isinstance(role, str) else ""
+        return storable(role, 32) if isinstance(role, str) else ""
 
     @property
     def calls(self) -> tuple[ToolCallRef, ...]:
@@ -209,15 +211,16 @@ def parse_request(raw: bytes, format_override: str | None = None) -> ParsedReque
         if not isinstance(item, dict):
             raise BodyError("invalid_shape", f"`{key}[{index}]` must be a JSON object.")
     model = body.get("model")
-    return ParsedRequest(fmt, model[:100] if isinstance(model, str) else "", items)
+    return ParsedRequest(fmt, storable(model, 100) if isinstance(model, str) else "", items)
 
 
 def _text(value) -> str:
-    return value if isinstance(value, str) else ""
+    """An id or name: storable, at most 200 characters."""
+    return storable(value, 200) if isinstance(value, str) else ""
 
 
 def _args_text(value) -> str:
-    return value if isinstance(value, str) else canonical_json(value)
+    return storable(value) if isinstance(value, str) else canonical_json(value)
 
 
 def _chat_tools(message: dict):
@@ -237,7 +240,7 @@ def _chat_tools(message: dict):
             )
     results = ()
     if message.get("role") == "tool" and isinstance(message.get("tool_call_id"), str):
-        results = (message["tool_call_id"],)
+        results = (_text(message["tool_call_id"]),)
     return tuple(calls), results
 
 
@@ -258,7 +261,7 @@ def _anthropic_tools(message: dict):
                 )
             )
         elif block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-            results.append(block["tool_use_id"])
+            results.append(_text(block["tool_use_id"]))
     return tuple(calls), tuple(results)
 
 
@@ -269,7 +272,7 @@ def _responses_tools(item: dict):
         )
         return (call,), ()
     if item.get("type") == "function_call_output" and isinstance(item.get("call_id"), str):
-        return (), (item["call_id"],)
+        return (), (_text(item["call_id"]),)
     return (), ()
 
 
@@ -286,7 +289,7 @@ def _gemini_tools(content: dict):
         elif isinstance(part.get("functionResponse"), dict):
             response_id = part["functionResponse"].get("id")
             if isinstance(response_id, str):
-                results.append(response_id)
+                results.append(_text(response_id))
     return tuple(calls), tuple(results)
 
 

@@ -215,11 +215,13 @@ def state_as_of(tool_call: ToolCall, number: int) -> tuple[str, int | None]:
     return state, message_id
 
 
-def tool_call_rows(call: Call) -> list[dict]:
-    """Every tool call of the call with its slot's history, for the lifecycle panel."""
+def tool_call_rows(call: Call, tool_call_ids: set[str] | None = None) -> list[dict]:
+    """Tool calls of the call (all, or those of `tool_call_ids`) with their slot's history."""
     rows = []
     message_ids = set()
-    tool_calls = list(ToolCall.objects.filter(call=call).order_by("issued_turn", "pk"))
+    tool_calls = ToolCall.objects.filter(call=call).order_by("issued_turn", "pk")
+    if tool_call_ids is not None:
+        tool_calls = tool_calls.filter(tool_call_id__in=tool_call_ids)
     for tool_call in tool_calls:
         message_ids.update(h["message"] for h in tool_call.history if h.get("message"))
     messages = Message.objects.in_bulk(message_ids)

@@ -6,10 +6,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from . import access, history, keys, rfc3339
-from .models import Call, IngestKey, Membership, ToolCall, Turn
+from .models import Call, Event, IngestKey, Membership, ToolCall, Turn
 from .turnview import message_view, tool_call_rows, turn_views
 
 RAW_INLINE_LIMIT = 1024 * 1024  # larger bodies are offered as a download only
@@ -51,8 +52,12 @@ def home(request: HttpRequest) -> HttpResponse:
 def call_list(request: HttpRequest, slug: str) -> HttpResponse:
     project = _project(request, slug)
     before = rfc3339.parse(request.GET.get("before", ""))
-    calls = access.newest_calls(project, before=before)
-    older = calls[-1].started_at.isoformat() if len(calls) == access.CALLS_PER_PAGE else None
+    before_id = request.GET.get("id", "")
+    cursor = (before, int(before_id)) if before and before_id.isdigit() else None
+    calls = access.newest_calls(project, before=cursor)
+    older = None
+    if len(calls) == access.CALLS_PER_PAGE:
+        older = {"before": calls[-1].started_at.isoformat(), "id": calls[-1].pk}
     return render(
         request,
         "calls/call_list.html",
@@ -60,7 +65,7 @@ def call_list(request: HttpRequest, slug: str) -> HttpResponse:
             "project": project,
             "projects": access.projects_of(request.user),
             "calls": calls,
-            "paged": before is not None,
+            "paged": cursor is not None,
             "older": older,
             "ingest_url": request.build_absolute_uri("/api/v1/calls/"),
         },
@@ -82,6 +87,7 @@ def call_detail(request: HttpRequest, slug: str, call_id: str) -> HttpResponse:
         "call": call,
         "views": turn_views(call, page),
         "earlier": page[0].number if page and page[0].number > 1 else None,
+        "early_events": Event.objects.filter(call=call, turn=0).order_by("pk"),
     }
     if request.htmx:  # "show earlier turns": just the sections, inserted above
         return render(request, "calls/partials/turn_page.html", context)
@@ -163,6 +169,7 @@ def _require_admin(request, project) -> None:
         raise Http404("No such page.")  # viewers and members learn nothing of keys
 
 
+@never_cache  # the response shows a secret
 @login_required
 @require_POST
 def create_key(request: HttpRequest, slug: str) -> HttpResponse:

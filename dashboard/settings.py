@@ -112,10 +112,11 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["OPTIONS"] = {
-        # WAL lets pages read while an agent writes; IMMEDIATE takes the write
-        # lock when a transaction opens, so two ingests queue on busy_timeout
-        # instead of deadlocking on a read-to-write upgrade.
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        # IMMEDIATE takes the write lock when a transaction opens, so two
+        # ingests queue on busy_timeout instead of deadlocking on a
+        # read-to-write upgrade. WAL (pages read while agents write) is a
+        # property of the file, set once per process in calls.apps.
+        "init_command": "PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
     }

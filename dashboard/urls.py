@@ -11,4 +11,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include(page_patterns)),
 ]
+handler404 = "calls.api.not_found"
 handler500 = "calls.api.server_error"

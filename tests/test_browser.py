@@ -126,7 +126,10 @@ class LivePagesTest(ChannelsLiveServerTestCase):
         numbers = self.page.locator("#turns > section").evaluate_all("s => s.map(e => e.id)")
         assert numbers == ["turn-1", "turn-2", "turn-3"]
         expect(self.page.locator("#call-header")).to_contain_text("3")
-        expect(self.page.locator("#tool-calls")).to_contain_text("check_availability")
+        # Table rows arrive after other fragments in one message: they must still land.
+        expect(self.page.locator("#tool-rows tr")).to_have_count(1)
+        expect(self.page.locator("#tool-rows")).to_contain_text("check_availability")
+        expect(self.page.locator("#tool-rows")).to_contain_text("T3 result")
         self.assert_not_reloaded()
         assert self.errors == []
 

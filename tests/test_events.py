@@ -21,7 +21,7 @@ def test_it_stores_every_event_type_in_one_post(key, post_events):
     assert [e.type for e in Event.objects.order_by("pk")] == [e["type"] for e in ALL_TYPES]
     interruption = Event.objects.get(type="interruption")
     assert interruption.at.isoformat() == "2026-11-29T23:34:01+00:00"
-    assert Event.objects.get(type="tool.finished").data["result"] == {"ok": True}
+    assert Event.objects.get(type="tool.finished").fields["result"] == {"ok": True}
 
 
 def test_a_single_event_object_is_accepted(key, post_events):
@@ -100,3 +100,32 @@ def test_retried_events_are_stored_once(key, post_events):
 def test_events_need_a_key_of_the_project(client):
     response = client.post("/api/v1/calls/c/events", data="{}", content_type="application/json")
     assert response.status_code == 401
+
+
+def test_events_with_nul_and_lone_surrogates_are_stored(key, post_events):
+    body = b'{"type": "tool.finished", "tool_call_id": "c\\u0000\\ud800", "result": "x\\u0000\\udfff"}'
+    response = post_events(key, "c", body)
+    assert response.status_code == 201, response.content
+    event = Event.objects.get()
+    assert event.fields["result"] == "x\x00\udfff"
+
+
+def test_an_event_id_reused_for_another_event_is_a_conflict(key, post_events):
+    post_events(key, "c", {"type": "interruption", "id": "e1"})
+    response = post_events(key, "c", [{"type": "call.ended"}, {"type": "call.ended", "id": "e1"}])
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "idempotency_key_reused"
+    assert Event.objects.count() == 1
+
+
+def test_an_idempotency_key_reused_for_other_events_is_a_conflict(key, post_events):
+    post_events(key, "c", [{"type": "interruption"}], **{"Idempotency-Key": "k"})
+    response = post_events(key, "c", [{"type": "call.ended"}], **{"Idempotency-Key": "k"})
+    assert response.status_code == 409
+    assert Call.objects.get().ended_at is None
+
+
+def test_event_ids_and_header_keys_never_collide(key, post_events):
+    post_events(key, "c", [{"type": "interruption"}], **{"Idempotency-Key": "k"})
+    response = post_events(key, "c", {"type": "interruption", "id": "k#0"})
+    assert response.json()["stored"] == 1

@@ -221,3 +221,44 @@ def test_an_unknown_call_is_a_json_404(client, key):
     response = client.get("/api/v1/calls/nope", headers={"Authorization": f"Bearer {key}"})
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "call_not_found"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"model": "gpt\\u0000x", "messages": [{"role": "us\\ud800er", "content": "a\\u0000b \\udfff"}]}',
+        b'{"messages": [{"role": "assistant", "tool_calls": [{"id": "call_\\u0000\\ud800", "type": "function",'
+        b' "function": {"name": "bo\\u0000ok", "arguments": "{\\"a\\": \\"\\\\u0000\\"} \\ud800"}}]},'
+        b' {"role": "tool", "tool_call_id": "call_\\u0000\\ud800", "content": "ok"}]}',
+        b'{"messages": [{"role": "assistant", "tool_calls": [{"id": "' + b"x" * 300 + b'", "function": {"name": "'
+        + b"n" * 300 + b'", "arguments": "{}"}}]}]}',
+    ],
+)
+def test_hostile_but_valid_json_is_stored_exactly_not_a_500(key, post_request, client, body):
+    response = post_request(key, "c", body)
+    assert response.status_code == 201, response.content
+    raw = client.get("/api/v1/calls/c/turns/1/raw", headers={"Authorization": f"Bearer {key}"})
+    assert raw.content == body
+    assert client.get("/api/v1/calls/c", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "sent_at", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "1969-12-31T23:59:59Z"]
+)
+def test_timestamps_outside_what_we_store_are_refused(key, post_request, sent_at):
+    response = post_request(key, "c", BODY, **{"X-Sent-At": sent_at})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_sent_at"
+
+
+def test_an_absurd_content_type_is_refused(key, post_request):
+    response = post_request(key, "c", BODY, content_type="application/json; x=" + "y" * 300)
+    assert response.status_code == 415
+    assert Call.objects.count() == 0
+
+
+def test_unknown_api_urls_answer_json(client, key):
+    for url in ["/api/v1/nothing", "/api/v1/calls/c/turns/x/raw", "/api/v1/calls/c/"]:
+        response = client.get(url, headers={"Authorization": f"Bearer {key}"})
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "not_found"

@@ -24,7 +24,7 @@ async def _close_thread_db_connections():
 
 
 def session_headers(user, origin="http://127.0.0.1"):
-    headers = [(b"origin", origin.encode())]
+    headers = [(b"origin", origin.encode()), (b"host", b"127.0.0.1")]
     if user is not None:
         client = Client()
         client.force_login(user)
@@ -79,7 +79,7 @@ async def test_a_member_sees_new_turns_and_events_on_the_call_page(alice, key):
     await sync_to_async(ingest)(key, "c1", sample_bodies("sync_tool")[1])
     message = await communicator.receive_from(timeout=3)
     assert 'id="turn-2"' in message and 'hx-swap-oob="beforeend:#turns"' in message
-    assert 'id="call-header"' in message and 'id="tool-calls"' in message
+    assert 'id="call-header"' in message and 'hx-swap-oob="beforeend:#tool-rows"' in message
     await sync_to_async(ingest_events)(key, "c1", [{"type": "interruption"}])
     message = await communicator.receive_from(timeout=3)
     assert 'hx-swap-oob="beforeend:#turn-2-events"' in message and "interruption" in message
@@ -165,3 +165,47 @@ async def test_a_page_too_far_behind_is_told_to_reload(alice, key, settings):
         await communicator.disconnect()
     finally:
         live.RESYNC_TURN_LIMIT = limit
+
+
+async def test_nothing_is_pushed_for_a_rolled_back_request(alice, key):
+    await sync_to_async(ingest)(key, "c1", sample_bodies("sync_tool")[0])
+    await sync_to_async(
+        lambda: Client().post(
+            "/api/v1/calls/c1/requests",
+            data=sample_bodies("sync_tool")[0],
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {key}", "Idempotency-Key": "k"},
+        )
+    )()
+    communicator, connected = await connect("/ws/p/clinic/", alice)
+    assert connected
+    conflict = await sync_to_async(
+        lambda: Client().post(
+            "/api/v1/calls/c1/requests",
+            data=sample_bodies("sync_tool")[1],  # same key, another body: rolled back
+            content_type="application/json",
+            headers={"Authorization": f"Bearer {key}", "Idempotency-Key": "k"},
+        )
+    )()
+    assert conflict.status_code == 409
+    assert await communicator.receive_nothing(timeout=0.3)
+    await communicator.disconnect()
+
+
+def test_a_failing_broadcast_never_fails_a_stored_request(key, settings):
+    from channels.layers import channel_layers
+
+    # A Redis nobody listens on: the broadcast fails for real, after the commit.
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": ["redis://127.0.0.1:9/0"]},
+        }
+    }
+    channel_layers.backends.clear()
+    try:
+        response = ingest(key, "c1", sample_bodies("sync_tool")[0])
+    finally:
+        channel_layers.backends.clear()
+    assert response.status_code == 201
+    assert Call.objects.get(external_id="c1").turn_count == 1

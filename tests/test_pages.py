@@ -92,7 +92,8 @@ def test_the_turn_page_shows_the_exact_body_and_its_messages(alice_client, fip):
     raw = re.search(r'<pre id="raw-body"[^>]*>(.*?)</pre>', page, re.S).group(1)
     assert html.unescape(raw).encode() == fip[2]
     assert 'rel="prev"' in page and 'rel="next"' in page
-    assert page.count('class="msghead"') >= len(json.loads(fip[2])["messages"]) - 1
+    listed = re.search(r'<ol class="messages full">(.*?)</ol>\s*</section>', page, re.S).group(1)
+    assert len(re.findall(r'<li id="m\d+"', listed)) == len(json.loads(fip[2])["messages"])
 
 
 def test_the_raw_body_downloads_byte_for_byte(alice_client, fip):
@@ -175,3 +176,25 @@ def test_logging_in_and_out_works(alice):
     assert client.get("/p/clinic/").status_code == 200
     client.post("/logout/")
     assert client.get("/p/clinic/").status_code == 302
+
+
+def test_events_sent_before_the_first_request_are_shown(alice_client, key, post_events):
+    post_events(key, "early", {"type": "hold.started", "tool_call_ids": ["call_early"]})
+    page = alice_client.get("/p/clinic/calls/early/").content.decode()
+    section = re.search(r'<ol class="events before-first" id="turn-0-events".*?</ol>', page, re.S).group(0)
+    assert "hold.started" in section and "call_early" in section
+
+
+def test_the_calls_list_pages_without_skipping_calls_that_started_together(
+    alice_client, key, post_request
+):
+    from calls.access import CALLS_PER_PAGE
+
+    same_time = {"X-Sent-At": "2026-11-30T05:00:00Z"}
+    for n in range(CALLS_PER_PAGE + 5):
+        post_request(key, f"call-{n:03d}", {"messages": []}, **same_time)
+    first = alice_client.get("/p/clinic/").content.decode()
+    older = html.unescape(re.search(r'<a href="(\?before=[^"]+)">Older calls', first).group(1))
+    second = alice_client.get("/p/clinic/" + older).content.decode()
+    shown = re.findall(r'>(call-\d{3})</a>', first) + re.findall(r'>(call-\d{3})</a>', second)
+    assert sorted(shown) == [f"call-{n:03d}" for n in range(CALLS_PER_PAGE + 5)]

@@ -1,4 +1,6 @@
 import hashlib
+import json
+import random
 
 import pytest
 
@@ -25,3 +27,15 @@ def test_it_refuses_to_return_bytes_that_do_not_match_their_hash():
     blob = rawstore.compress_whole(b'{"messages":[]}')
     with pytest.raises(ValueError):
         rawstore.restore([(rawstore.WHOLE, blob)], hashlib.sha256(b"other").hexdigest())
+
+
+@pytest.mark.parametrize("megabytes", [1, 3, 7])
+def test_multi_megabyte_bodies_still_store_only_what_is_new(megabytes):
+    rng = random.Random(megabytes)
+    words = ["".join(rng.choice("abcdefghij klmnopqrstuvwxyz") for _ in range(1000)) for _ in range(200)]
+    messages = [{"role": "user", "content": rng.choice(words) + str(n)} for n in range(megabytes * 1000)]
+    previous = json.dumps({"messages": messages}).encode()
+    body = json.dumps({"messages": messages + [{"role": "user", "content": "and one more"}]}).encode()
+    delta = rawstore.compress_delta(body, previous)
+    assert len(delta) < 4096
+    assert rawstore.decompress(rawstore.DELTA, delta, previous) == body

@@ -78,3 +78,17 @@ def test_a_rewritten_history_is_stored_as_what_changed(key, post_request):
     for turn, body in zip(numbers, bodies, strict=True):
         assert history.raw_body(turn) == body
         assert [json.loads(m.body) for m in history.messages(turn)] == json.loads(body)["messages"]
+
+
+def test_calls_stay_readable_after_the_checkpoint_setting_changes(key, post_request, settings):
+    settings.CALLSCOPE_RAW_CHECKPOINT_EVERY = 4
+    bodies = synthetic_call(12, seed=2)
+    for body in bodies[:6]:
+        post_request(key, "c", body)
+    settings.CALLSCOPE_RAW_CHECKPOINT_EVERY = 5
+    for body in bodies[6:]:
+        post_request(key, "c", body)
+    settings.CALLSCOPE_RAW_CHECKPOINT_EVERY = 2
+    for turn, body in zip(Turn.objects.filter(call__external_id="c").order_by("number"), bodies, strict=True):
+        assert history.raw_body(turn) == body
+        assert [json.loads(m.body) for m in history.messages(turn)] == json.loads(body)["messages"]

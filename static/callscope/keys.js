@@ -33,6 +33,12 @@
     }
   });
 
+  // Forms that cannot be undone ask first (inline onsubmit would break the CSP).
+  document.addEventListener("submit", function (evt) {
+    var message = evt.target.getAttribute("data-confirm");
+    if (message && !window.confirm(message)) evt.preventDefault();
+  });
+
   document.addEventListener("click", function (evt) {
     var button = evt.target.closest("[data-copy]");
     if (!button) return;

@@ -44,7 +44,9 @@
       return;
     }
     d.shouldSwap = false;
-    Array.from(d.fragment.children).forEach(function (el) { upsert(target, el); });
+    // Table rows come wrapped in a <template> (see calls/fragments.py).
+    var source = d.fragment instanceof HTMLTemplateElement ? d.fragment.content : d.fragment;
+    Array.from(source.children).forEach(function (el) { upsert(target, document.importNode(el, true)); });
   });
 
   function status(state, label) {
@@ -83,6 +85,19 @@
     }
   });
   document.addEventListener("htmx:wsError", function () { status("down", "Reconnecting…"); });
+  // A call with no request or event for the idle timeout counts as ended.
+  // Nothing is sent when that happens, so the page flips its own badges.
+  setInterval(function () {
+    var now = Date.now();
+    document.querySelectorAll(".status[data-idle-at]").forEach(function (badge) {
+      if (Number(badge.getAttribute("data-idle-at")) < now) {
+        badge.removeAttribute("data-idle-at");
+        badge.classList.replace("status-live", "status-ended");
+        badge.textContent = "ended";
+      }
+    });
+  }, 5000);
+
   document.addEventListener("htmx:wsBeforeMessage", function (evt) {
     if (evt.detail.message.indexOf('id="live-reload"') !== -1) {
       evt.preventDefault();
