@@ -1,0 +1,50 @@
+"""The rule catalogue: what Callscope flags in a request, and how badly.
+
+Codes are a public interface (API answers, URLs of rule pages, project
+settings): never renumber or reuse one. Rules are pure functions over the
+normalised model (calls.normalize); each family lives in its own module.
+"""
+
+from dataclasses import dataclass
+
+ERROR = "error"  # the provider rejects the request
+WARNING = "warning"  # accepted, but the model is likely to misread
+INFO = "info"
+
+SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    code: str
+    slug: str
+    severity: str  # the default; a finding may carry another (TC004, TR101)
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    severity: str
+    message: str  # one sentence, naming the message index and tool_call_id
+    message_index: int | None = None  # index in the provider's own array
+    tool_call_id: str = ""
+    detail: tuple = ()  # (key, value) pairs, e.g. (("layers", 3),)
+
+
+CATALOGUE = {
+    rule.code: rule
+    for rule in [
+        Rule("TC001", "orphan-tool-result", ERROR, "A tool result answers no call of the message right before its run of results."),
+        Rule("TC002", "unanswered-tool-call", ERROR, "A tool call is not answered before the next message that is not a result."),
+        Rule("TC003", "duplicate-tool-call-id", WARNING, "Two tool calls in the history share one id."),
+        Rule("TC004", "malformed-tool-call", ERROR, "A tool call the provider refuses or misreads: empty tool_calls, arguments that are not a JSON object, an id or name breaking the provider's pattern."),
+        Rule("TC005", "unsupported-role", ERROR, "A role the target provider does not accept."),
+        Rule("TC006", "empty-content", ERROR, "Empty content where the provider forbids it."),
+        Rule("TR101", "placeholder-result", INFO, "A tool slot holds a placeholder, not a result."),
+        Rule("TR102", "result-outside-slot", WARNING, "A tool result was delivered as a developer, system or user message."),
+        Rule("TR103", "double-encoded-json", WARNING, "JSON text inside a JSON string: the model reads escaped quotes."),
+        Rule("TR104", "escaped-non-latin", WARNING, "Non-Latin text sent as literal \\uXXXX escapes."),
+        Rule("TR105", "empty-result", WARNING, "A tool result that says nothing."),
+    ]
+}

@@ -1,0 +1,155 @@
+"""TR rules: tool results the provider accepts but the model is likely to misread."""
+
+import json
+import re
+
+from .. import slots
+from ..normalize import Request
+from . import INFO, WARNING, Finding
+
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_EMPTY = {"", "null", "none", "{}", "[]"}
+_OUTSIDE_ROLES = {"developer", "system", "user"}
+
+
+def check(request: Request) -> list[Finding]:
+    findings = []
+    for message in request.messages:
+        for result in message.results:
+            findings.extend(_result(message.index, result.tool_call_id, result.text))
+        if message.role in _OUTSIDE_ROLES and message.text:
+            findings.extend(_outside_slot(message.index, message.role, message.text))
+    return findings
+
+
+def _result(index: int, tool_call_id: str, text: str) -> list[Finding]:
+    findings = []
+    kind = slots.classify_result(text)
+    if kind == slots.PENDING:
+        findings.append(
+            Finding(
+                "TR101",
+                INFO,
+                f"The result of {tool_call_id} in message {index} is a still-running "
+                f"placeholder: {_clip(text)}.",
+                index,
+                tool_call_id,
+            )
+        )
+    elif kind == slots.TERMINAL:
+        findings.append(
+            Finding(
+                "TR101",
+                WARNING,
+                f"The result of {tool_call_id} in message {index} is the bare placeholder "
+                f"{text.strip()!r}, which the model may read as a statement about the task.",
+                index,
+                tool_call_id,
+            )
+        )
+    if text.strip().lower() in _EMPTY:
+        findings.append(
+            Finding(
+                "TR105",
+                WARNING,
+                f"The result of {tool_call_id} in message {index} is empty ({text.strip() or 'blank'}): "
+                "the model cannot tell success from nothing.",
+                index,
+                tool_call_id,
+            )
+        )
+    findings.extend(_encoding(index, tool_call_id, text, f"The result of {tool_call_id} in message {index}"))
+    return findings
+
+
+def _outside_slot(index: int, role: str, text: str) -> list[Finding]:
+    payload = _json(text)
+    if not isinstance(payload, dict) or not isinstance(payload.get("tool_call_id"), str):
+        return []
+    tool_call_id = payload["tool_call_id"]
+    findings = [
+        Finding(
+            "TR102",
+            WARNING,
+            f"Message {index} delivers a result for {tool_call_id} as a {role} message, "
+            "outside the tool slot the model expects.",
+            index,
+            tool_call_id,
+        )
+    ]
+    findings.extend(_encoding(index, tool_call_id, text, f"The {role} message {index}"))
+    return findings
+
+
+def _encoding(index: int, tool_call_id: str, text: str, what: str) -> list[Finding]:
+    findings = []
+    layers = json_layers(text)
+    if layers >= 2:
+        findings.append(
+            Finding(
+                "TR103",
+                WARNING,
+                f"{what} holds JSON encoded {layers} times: the model reads escaped quotes "
+                "and backslashes instead of the data.",
+                index,
+                tool_call_id,
+                (("layers", layers),),
+            )
+        )
+    escapes = escaped_non_latin(text)
+    if escapes:
+        findings.append(
+            Finding(
+                "TR104",
+                WARNING,
+                f"{what} spells {escapes} non-Latin characters as \\uXXXX escapes "
+                f"(about {escapes * 5} extra characters the model reads and pays for).",
+                index,
+                tool_call_id,
+                (("escapes", escapes), ("extra_characters", escapes * 5)),
+            )
+        )
+    return findings
+
+
+def json_layers(text: str) -> int:
+    """How many times JSON was encoded: 1 for plain JSON text, 2 when a value
+    (or the whole decoded value) is itself JSON text, and so on; 0 for no JSON."""
+    value = _json(text)
+    if value is None:
+        return 0
+    return 1 + _nested_layers(value)
+
+
+def _nested_layers(value) -> int:
+    if isinstance(value, str):
+        inner = _json(value)
+        # A JSON string literal that holds JSON counts (Pipecat 1.1's results).
+        if isinstance(inner, (dict, list)) or (isinstance(inner, str) and _json(inner) is not None):
+            return 1 + _nested_layers(inner)
+        return 0
+    if isinstance(value, dict):
+        return max((_nested_layers(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return max((_nested_layers(v) for v in value), default=0)
+    return 0
+
+
+def escaped_non_latin(text: str) -> int:
+    """Literal \\uXXXX escapes of non-ASCII characters in the string the model reads."""
+    return sum(1 for m in _ESCAPE.finditer(text) if int(m.group(1), 16) >= 0x80)
+
+
+def _json(text: str):
+    stripped = text.strip()
+    if not stripped or stripped[0] not in '{["':
+        return None
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        return None
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
