@@ -13,12 +13,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from . import capture, events, history, keys, rfc3339
+from . import analysis, capture, events, history, keys, rfc3339
 from .models import Call, Turn
-from .requestbody import BodyError, parse_request
+from .requestbody import BodyError, canonical_json_bytes, decode_json, parse_request
 
 MAX_CALL_ID_LENGTH = 200
 MAX_HEADER_VALUE_LENGTH = 200
+MAX_CHECK_BODIES = 1000
 
 
 class ApiError(Exception):
@@ -40,7 +41,7 @@ def endpoint(*methods: str) -> Callable:
     def decorate(view):
         @csrf_exempt
         @wraps(view)
-        def wrapper(request: HttpRequest, call_id: str, *args, **kwargs):
+        def wrapper(request: HttpRequest, *args, **kwargs):
             if request.method not in methods:
                 response = error_response(
                     405, "method_not_allowed", f"Use {' or '.join(methods)} on this URL."
@@ -49,8 +50,9 @@ def endpoint(*methods: str) -> Callable:
                 return response
             try:
                 request.project = _authenticated_project(request)
-                _check_call_id(call_id)
-                return view(request, call_id, *args, **kwargs)
+                if "call_id" in kwargs:
+                    _check_call_id(kwargs["call_id"])
+                return view(request, *args, **kwargs)
             except ApiError as exc:
                 return error_response(exc.status, exc.code, exc.message)
             except BodyError as exc:
@@ -158,7 +160,7 @@ def post_request(request: HttpRequest, call_id: str) -> JsonResponse:
             "call": call_id,
             "turn": turn.number,
             "url": request.build_absolute_uri(turn.get_absolute_url()),
-            "findings": [],
+            "findings": [f.as_json() for f in captured.findings],
         },
         status=201,
     )
@@ -191,6 +193,10 @@ def post_events(request: HttpRequest, call_id: str) -> JsonResponse:
 def get_call(request: HttpRequest, call_id: str) -> JsonResponse:
     call = _call(request, call_id)
     turns = Turn.objects.filter(call=call).order_by("number").defer("raw_blob", "snapshot")
+    findings = [f.as_json() for f in call.findings.order_by("turn", "pk")]
+    by_turn: dict[int, list] = {}
+    for finding in findings:
+        by_turn.setdefault(finding["turn"], []).append(finding)
     return JsonResponse(
         {
             "call": call.external_id,
@@ -205,8 +211,13 @@ def get_call(request: HttpRequest, call_id: str) -> JsonResponse:
             "event_count": call.event_count,
             "tool_call_count": call.tool_call_count,
             "pending_placeholders": call.pending_placeholders,
+            "findings_by_severity": {
+                "error": call.findings_error,
+                "warning": call.findings_warning,
+                "info": call.findings_info,
+            },
             "url": request.build_absolute_uri(call.get_absolute_url()),
-            "turns": [_turn_json(request, call, turn) for turn in turns],
+            "turns": [_turn_json(request, call, turn, by_turn.get(turn.number, [])) for turn in turns],
             "tool_calls": [
                 {
                     "tool_call_id": t.tool_call_id,
@@ -218,12 +229,12 @@ def get_call(request: HttpRequest, call_id: str) -> JsonResponse:
                 }
                 for t in call.tool_calls.order_by("issued_turn", "id")
             ],
-            "findings": [],
+            "findings": findings,
         }
     )
 
 
-def _turn_json(request: HttpRequest, call: Call, turn: Turn) -> dict:
+def _turn_json(request: HttpRequest, call: Call, turn: Turn, findings: list) -> dict:
     turn.call = call
     return {
         "turn": turn.number,
@@ -237,7 +248,7 @@ def _turn_json(request: HttpRequest, call: Call, turn: Turn) -> dict:
         "new_messages": max(0, turn.message_count - turn.previous_message_count),
         "changed_in_place": sum(1 for c in turn.changes if c[2] is not None),
         "url": request.build_absolute_uri(turn.get_absolute_url()),
-        "findings": [],
+        "findings": findings,
     }
 
 
@@ -265,6 +276,28 @@ def not_found(request: HttpRequest, exception=None) -> HttpResponse:
     from django.views.defaults import page_not_found
 
     return page_not_found(request, exception)
+
+
+@endpoint("POST")
+def check(request: HttpRequest) -> JsonResponse:
+    """The analysis of one request body, or of consecutive bodies of one call; stores nothing."""
+    raw = _json_body(request)
+    fmt = _header(request, "X-Request-Format")
+    body = decode_json(raw)
+    if isinstance(body, list):
+        if not body or len(body) > MAX_CHECK_BODIES:
+            raise ApiError(
+                400, "invalid_shape", f"Send between 1 and {MAX_CHECK_BODIES} request bodies."
+            )
+        parsed = [parse_request(canonical_json_bytes(item), fmt) for item in body]
+        return JsonResponse({"requests": analysis.check_sequence(parsed)})
+    parsed = parse_request(raw, fmt)
+    return JsonResponse(
+        {
+            "format": parsed.format,
+            "findings": [analysis.finding_json(f) for f in analysis.analyse_whole(parsed)],
+        }
+    )
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

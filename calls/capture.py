@@ -7,6 +7,7 @@ messages that parsing already made: no query reads the call's history.
 """
 
 import hashlib
+import logging
 import threading
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -16,12 +17,13 @@ from functools import partial
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
-from . import live, rawstore, slots
-from .models import Call, CallTip, Message, Project, ToolCall, Turn
+from . import analysis, live, rawstore, slots
+from .models import Call, CallTip, Finding, Message, Project, ToolCall, Turn
 from .requestbody import ParsedMessage, ParsedRequest, result_text
 
 
 _sqlite_writers = threading.Lock()
+logger = logging.getLogger(__name__)
 
 
 @contextmanager
@@ -53,6 +55,7 @@ class Captured:
     call: Call
     turn: Turn
     replayed: bool  # an idempotent retry: nothing new was stored
+    findings: list  # the Finding rows first reported at this turn
 
 
 def record_request(
@@ -77,7 +80,8 @@ def record_request(
             if earlier is not None:
                 if earlier.body_sha256 != body_sha256:
                     raise IdempotencyConflict
-                return Captured(call, earlier, replayed=True)
+                findings = list(Finding.objects.filter(call=call, turn=earlier.number))
+                return Captured(call, earlier, replayed=True, findings=findings)
 
         tip = call.tip
         number = call.turn_count + 1
@@ -113,6 +117,8 @@ def record_request(
             call, tip.messages, refs, changes, parsed, number, sent_at
         )
 
+        findings = _record_findings(call, number, parsed, [c[0] for c in changes])
+
         tip.messages = refs
         tip.raw = whole
         tip.save(update_fields=["messages", "raw"])
@@ -132,7 +138,46 @@ def record_request(
         call.revision += 1
         call.save()
         after_commit.append(partial(live.broadcast_turn, call, turn, changed_tool_calls))
-    return Captured(call, turn, replayed=False)
+    return Captured(call, turn, replayed=False, findings=findings)
+
+
+def _record_findings(call: Call, number: int, parsed: ParsedRequest, changed: list[int]) -> list:
+    """Store the findings this request shows for the first time in its call."""
+    try:
+        keyed = analysis.analyse(parsed, changed)
+    except Exception:
+        # A rule's bug must never cost the agent its stored request.
+        logger.exception("analysis failed for turn %s of call %s", number, call.pk)
+        return []
+    if not keyed:
+        return []
+    known = set(
+        Finding.objects.filter(call=call, key__in=[k.key for k in keyed]).values_list("key", flat=True)
+    )
+    new = []
+    for item in keyed:
+        if item.key in known:
+            continue
+        known.add(item.key)
+        f = item.finding
+        new.append(
+            Finding(
+                call=call,
+                turn=number,
+                code=f.code,
+                severity=f.severity,
+                message_index=f.message_index,
+                tool_call_id=f.tool_call_id,
+                text=f.message,
+                detail=dict(f.detail),
+                key=item.key,
+            )
+        )
+    Finding.objects.bulk_create(new)
+    for finding in new:
+        field = f"findings_{finding.severity}"
+        setattr(call, field, getattr(call, field) + 1)
+    return new
 
 
 def lock_call(project: Project, external_id: str, now: datetime) -> Call:

@@ -77,6 +77,9 @@ class Call(models.Model):
     event_count = models.PositiveIntegerField(default=0)
     tool_call_count = models.PositiveIntegerField(default=0)
     pending_placeholders = models.PositiveIntegerField(default=0)
+    findings_error = models.PositiveIntegerField(default=0)
+    findings_warning = models.PositiveIntegerField(default=0)
+    findings_info = models.PositiveIntegerField(default=0)
     # Bumped on every change; live fragments carry it so a browser never
     # replaces a newer row with an older one that arrived late.
     revision = models.PositiveIntegerField(default=0)
@@ -116,6 +119,13 @@ class Call(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("call", args=[self.project.slug, self.external_id])
+
+    @property
+    def worst_severity(self) -> str:
+        for severity in ("error", "warning", "info"):
+            if getattr(self, f"findings_{severity}"):
+                return severity
+        return ""
 
 
 class CallTip(models.Model):
@@ -243,3 +253,37 @@ class Event(models.Model):
             ),
         ]
         indexes = [models.Index(fields=["call", "turn"], name="events_by_turn")]
+
+
+class Finding(models.Model):
+    """A rule that fired, reported once per call at the turn where it first appeared."""
+
+    call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="findings")
+    turn = models.PositiveIntegerField()
+    code = models.CharField(max_length=8)
+    severity = models.CharField(max_length=8)
+    message_index = models.IntegerField(null=True, blank=True)  # in the provider's own array
+    tool_call_id = models.CharField(max_length=200, blank=True)
+    text = models.TextField()
+    detail = models.JSONField(default=dict)
+    # Code, tool call and the concerned message's digest: the same problem in a
+    # re-sent message is the same finding.
+    key = models.CharField(max_length=300)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["call", "key"], name="one_finding_per_key")]
+        indexes = [models.Index(fields=["call", "turn"], name="findings_by_turn")]
+
+    def as_json(self) -> dict:
+        from .rules import CATALOGUE
+
+        return {
+            "code": self.code,
+            "name": CATALOGUE[self.code].slug,
+            "severity": self.severity,
+            "message": self.text,
+            "message_index": self.message_index,
+            "tool_call_id": self.tool_call_id,
+            "turn": self.turn,
+            **({"detail": self.detail} if self.detail else {}),
+        }

@@ -81,10 +81,11 @@ class ParsedMessage:
 class ParsedRequest:
     """A request body split into provider messages, each known by its digest."""
 
-    def __init__(self, fmt: str, model: str, items: list[dict]):
+    def __init__(self, fmt: str, model: str, items: list[dict], meta: dict | None = None):
         self.format = fmt
         self.model = model
         self.items = items
+        self.meta = meta or {}  # the body's other fields: model, system, tools, ...
         # The one pass over every message that each ingest pays for: it is
         # what lets the rest of the work look only at what changed.
         sha256, dumps = hashlib.sha256, canonical_json_bytes
@@ -211,7 +212,8 @@ def parse_request(raw: bytes, format_override: str | None = None) -> ParsedReque
         if not isinstance(item, dict):
             raise BodyError("invalid_shape", f"`{key}[{index}]` must be a JSON object.")
     model = body.get("model")
-    return ParsedRequest(fmt, storable(model, 100) if isinstance(model, str) else "", items)
+    meta = {k: v for k, v in body.items() if k != key}
+    return ParsedRequest(fmt, storable(model, 100) if isinstance(model, str) else "", items, meta)
 
 
 def _text(value) -> str:

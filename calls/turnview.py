@@ -8,7 +8,7 @@ histories that ingest recorded, so no turn needs the whole history rebuilt.
 
 from dataclasses import dataclass, field
 
-from .models import Call, Event, Message, ToolCall, Turn
+from .models import Call, Event, Finding, Message, ToolCall, Turn
 from .requestbody import canonical_json, loads, result_text
 from .slots import classify_result
 
@@ -22,6 +22,7 @@ class ToolCallItem:
     result_text: str = ""
     result_message_id: int | None = None
     result_position: int | None = None  # set when the result is shown beside the call
+    result_findings: list = field(default_factory=list)  # of that folded result message
 
 
 @dataclass
@@ -36,6 +37,7 @@ class MessageView:
     placeholder: str | None = None  # "pending" / "terminal" for tool results
     raw_item: str = ""  # the whole item, for formats shown raw
     folded: bool = False  # a result shown beside its call in the same turn
+    findings: list = field(default_factory=list)  # first reported at the turn shown
 
     @property
     def anchor(self) -> str:
@@ -50,6 +52,7 @@ class TurnView:
     changed: list[tuple[MessageView | None, MessageView]]
     removed: int
     events: list[Event]
+    findings: list[Finding] = field(default_factory=list)
 
 
 def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None) -> list[TurnView]:
@@ -71,6 +74,9 @@ def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None)
     by_turn: dict[int, list[Event]] = {}
     for event in events:
         by_turn.setdefault(event.turn, []).append(event)
+    findings_by_turn: dict[int, list[Finding]] = {}
+    for finding in Finding.objects.filter(call=call, turn__in=[t.number for t in turns]):
+        findings_by_turn.setdefault(finding.turn, []).append(finding)
 
     views = []
     for turn in turns:
@@ -83,6 +89,8 @@ def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None)
                 old = messages.get(before)
                 old_view = message_view(turn, position, old, {}, messages) if old else None
                 changed.append((old_view, view))
+        findings = sort_findings(findings_by_turn.get(turn.number, []))
+        attach_findings([*appended, *(after for _before, after in changed)], findings)
         _fold_results(appended)
         views.append(
             TurnView(
@@ -92,9 +100,24 @@ def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None)
                 changed=changed,
                 removed=max(0, turn.previous_message_count - turn.message_count),
                 events=by_turn.get(turn.number, []),
+                findings=findings,
             )
         )
     return views
+
+
+def sort_findings(findings: list[Finding]) -> list[Finding]:
+    order = {"error": 0, "warning": 1, "info": 2}
+    return sorted(findings, key=lambda f: (order.get(f.severity, 3), f.message_index or 0, f.pk))
+
+
+def attach_findings(views: list[MessageView], findings: list[Finding]) -> None:
+    """Show each finding at the message it concerns, where that message is shown."""
+    by_position = {view.position: view for view in views}
+    for finding in findings:
+        view = by_position.get(finding.message_index)
+        if view is not None:
+            view.findings.append(finding)
 
 
 def _fold_results(appended: list[MessageView]) -> None:
@@ -105,6 +128,7 @@ def _fold_results(appended: list[MessageView]) -> None:
             result = by_id.get(call.result_message_id)
             if result is not None and result is not view and len(result.answers) == 1:
                 call.result_position = result.position
+                call.result_findings = result.findings
                 result.folded = True
 
 

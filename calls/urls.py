@@ -1,8 +1,9 @@
 from django.urls import path
 
-from . import api, views
+from . import api, ruleviews, views
 
 api_patterns = [
+    path("check", api.check, name="api-check"),
     path("calls/<str:call_id>/requests", api.post_request, name="api-requests"),
     path("calls/<str:call_id>/events", api.post_events, name="api-events"),
     path("calls/<str:call_id>", api.get_call, name="api-call"),
@@ -11,6 +12,8 @@ api_patterns = [
 
 page_patterns = [
     path("", views.home, name="home"),
+    path("rules/", ruleviews.rule_list, name="rules"),
+    path("rules/<str:code>/", ruleviews.rule_detail, name="rule"),
     path("p/<slug:slug>/", views.call_list, name="calls"),
     path("p/<slug:slug>/keys/", views.project_keys, name="keys"),
     path("p/<slug:slug>/keys/new", views.create_key, name="create-key"),

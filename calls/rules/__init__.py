@@ -46,5 +46,17 @@ CATALOGUE = {
         Rule("TR103", "double-encoded-json", WARNING, "JSON text inside a JSON string: the model reads escaped quotes."),
         Rule("TR104", "escaped-non-latin", WARNING, "Non-Latin text sent as literal \\uXXXX escapes."),
         Rule("TR105", "empty-result", WARNING, "A tool result that says nothing."),
+        Rule("TL201", "placeholder-never-settled", WARNING, "A slot still held a still-running placeholder when the call ended, or several requests later."),
+        Rule("TL202", "answered-while-pending", WARNING, "A request went out with new caller words while a slot held a still-running placeholder."),
+        Rule("TL203", "result-lost", WARNING, "A result that was produced is carried by no later request, in any role."),
+        Rule("TL204", "repeated-side-effect", WARNING, "The same side-effecting tool was called twice with the same arguments."),
+        Rule("TL205", "recalled-after-unfinished-slot", WARNING, "A tool was called again while its earlier slot looked unfinished."),
+        Rule("TL206", "history-rewritten", WARNING, "A request does not extend the previous one: messages deleted, edited or reordered."),
+        Rule("TL207", "hold-timeout", WARNING, "A hold gave way by timeout, or a placeholder stayed pending past the project's threshold."),
+        Rule("TL208", "call-deleted-result-kept", ERROR, "A call message disappeared but its result stayed: every later request fails."),
+        Rule("TL209", "late-pair-inside-open-call", ERROR, "A re-added call/result pair was inserted between another call message and its results."),
+        Rule("TL210", "poisoned-history", WARNING, "A request repeats a structural error of an earlier one."),
+        Rule("RS301", "silent-response", WARNING, "A model response with no text and no tool calls."),
+        Rule("RS302", "spoken-text-dropped", WARNING, "A response had text and tool calls; the next request lost the text."),
     ]
 }

@@ -63,3 +63,12 @@ def response_summary(body) -> str:
                 return "calls " + ", ".join(names)
         return f"(no text; finish_reason {choices[0].get('finish_reason')!s})"
     return canonical_json(body)
+
+
+@register.filter
+def severity_counts(findings) -> list[tuple[str, int]]:
+    """[("error", 2), ("warning", 1)]: most severe first, zero counts left out."""
+    counts = {}
+    for finding in findings:
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+    return [(s, counts[s]) for s in ("error", "warning", "info") if counts.get(s)]

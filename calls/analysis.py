@@ -1,0 +1,115 @@
+"""Running the rules on one request, looking only at what it changed.
+
+A request re-sends the whole history, but only the messages it appended or
+changed (and their neighbours, which the pairing rules need) can hold a new
+finding, so the rules run on that window: analysis costs the same at turn
+300 as at turn 3. A finding is keyed by the message it concerns; the caller
+reports each key once per call, at the turn where it first appears.
+"""
+
+from dataclasses import dataclass
+
+from .normalize import Request, normalize
+from .requestbody import ParsedRequest
+from .rules import CATALOGUE, SEVERITY_ORDER, Finding, results, structure
+
+_ITEMS_KEY = {
+    "openai.chat": "messages",
+    "anthropic.messages": "messages",
+    "openai.responses": "input",
+    "gemini": "contents",
+}
+_REQUEST_FIELDS = ("model", "system", "instructions", "systemInstruction", "tools")
+
+
+@dataclass(frozen=True, slots=True)
+class Keyed:
+    finding: Finding
+    key: str  # stable across turns: code, tool call, and the concerned message's digest
+
+
+def window_request(parsed: ParsedRequest, first_changed: int) -> tuple[Request, int]:
+    """The request from just before `first_changed` to its end, and its offset.
+
+    Starts one message early, then earlier while the window would start inside a
+    run of results, so every result in it can see the call it answers.
+    """
+    start = max(0, first_changed - 1)
+    while True:
+        request = _normalize_slice(parsed, start)
+        head = request.messages[0] if request.messages else None
+        inside_run = head is not None and (
+            head.role == "tool"
+            or (parsed.format == "openai.responses" and head.role == "assistant" and head.calls)
+        )
+        if start == 0 or not inside_run:
+            return request, start
+        start = max(0, start - 4)
+
+
+def _normalize_slice(parsed: ParsedRequest, start: int) -> Request:
+    body = {key: value for key, value in parsed.meta.items() if key in _REQUEST_FIELDS}
+    body[_ITEMS_KEY[parsed.format]] = parsed.items[start:]
+    request = normalize(parsed.format, body)
+    if not start:
+        return request
+    shifted = tuple(
+        type(m)(m.index + start, m.role, m.provider_role, m.parts, m.block, m.flags)
+        for m in request.messages
+    )
+    return Request(
+        request.format, request.model, request.instructions, shifted, request.tools, request.extra
+    )
+
+
+def analyse(parsed: ParsedRequest, changed_positions: list[int]) -> list[Keyed]:
+    """Findings of the messages this request appended or changed, with their keys."""
+    if not changed_positions:
+        return []
+    request, _start = window_request(parsed, min(changed_positions))
+    # The window's messages carry their real indexes (see _normalize_slice).
+    findings = structure.check(request) + results.check(request)
+    keyed = []
+    for finding in findings:
+        digest = ""
+        if finding.message_index is not None and finding.message_index < len(parsed.digests):
+            digest = parsed.digests[finding.message_index]
+        keyed.append(Keyed(finding, f"{finding.code}:{finding.tool_call_id}:{digest}"))
+    return sorted(keyed, key=lambda k: (SEVERITY_ORDER[k.finding.severity], k.finding.message_index or 0))
+
+
+def analyse_whole(parsed: ParsedRequest) -> list[Finding]:
+    """Every finding of one request on its own (for /api/v1/check)."""
+    request = normalize(parsed.format, {**parsed.meta, _ITEMS_KEY[parsed.format]: parsed.items})
+    findings = structure.check(request) + results.check(request)
+    return sorted(findings, key=lambda f: (SEVERITY_ORDER[f.severity], f.message_index or 0))
+
+
+def check_sequence(requests: list[ParsedRequest]) -> list[dict]:
+    """Consecutive requests of one call: each finding reported once, where it first appears."""
+    answers, seen, previous = [], set(), []
+    for position, parsed in enumerate(requests):
+        changed = [
+            i for i, digest in enumerate(parsed.digests)
+            if i >= len(previous) or previous[i] != digest
+        ]
+        new = []
+        for item in analyse(parsed, changed):
+            if item.key not in seen:
+                seen.add(item.key)
+                new.append(finding_json(item.finding))
+        answers.append({"index": position, "format": parsed.format, "findings": new})
+        previous = parsed.digests
+    return answers
+
+
+def finding_json(finding: Finding) -> dict:
+    return {
+        "code": finding.code,
+        "name": CATALOGUE[finding.code].slug,
+        "severity": finding.severity,
+        "message": finding.message,
+        "message_index": finding.message_index,
+        "tool_call_id": finding.tool_call_id,
+        **({"detail": dict(finding.detail)} if finding.detail else {}),
+    }
