@@ -53,6 +53,8 @@ class TurnView:
     removed: int
     events: list[Event]
     findings: list[Finding] = field(default_factory=list)
+    # Findings about messages this turn does not show (e.g. a call left unanswered earlier).
+    elsewhere: list[Finding] = field(default_factory=list)
 
 
 def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None) -> list[TurnView]:
@@ -90,7 +92,7 @@ def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None)
                 old_view = message_view(turn, position, old, {}, messages) if old else None
                 changed.append((old_view, view))
         findings = sort_findings(findings_by_turn.get(turn.number, []))
-        attach_findings([*appended, *(after for _before, after in changed)], findings)
+        elsewhere = attach_findings([*appended, *(after for _before, after in changed)], findings)
         _fold_results(appended)
         views.append(
             TurnView(
@@ -101,6 +103,7 @@ def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None)
                 removed=max(0, turn.previous_message_count - turn.message_count),
                 events=by_turn.get(turn.number, []),
                 findings=findings,
+                elsewhere=elsewhere,
             )
         )
     return views
@@ -111,13 +114,17 @@ def sort_findings(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (order.get(f.severity, 3), f.message_index or 0, f.pk))
 
 
-def attach_findings(views: list[MessageView], findings: list[Finding]) -> None:
-    """Show each finding at the message it concerns, where that message is shown."""
+def attach_findings(views: list[MessageView], findings: list[Finding]) -> list[Finding]:
+    """Show each finding at the message it concerns; the ones whose message is not shown."""
     by_position = {view.position: view for view in views}
+    elsewhere = []
     for finding in findings:
         view = by_position.get(finding.message_index)
         if view is not None:
             view.findings.append(finding)
+        else:
+            elsewhere.append(finding)
+    return elsewhere
 
 
 def _fold_results(appended: list[MessageView]) -> None:

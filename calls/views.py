@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from . import access, history, keys, rfc3339
 from .models import Call, Event, IngestKey, Membership, ToolCall, Turn
-from .turnview import message_view, tool_call_rows, turn_views
+from .turnview import attach_findings, message_view, tool_call_rows, turn_views
 
 RAW_INLINE_LIMIT = 1024 * 1024  # larger bodies are offered as a download only
 
@@ -106,6 +106,7 @@ def turn_detail(request: HttpRequest, slug: str, call_id: str, number: int) -> H
     view = turn_views(call, [turn])[0]
     changed_positions = {c[0] for c in turn.changes}
     all_messages = _message_list(turn, call)
+    attach_findings(all_messages, view.findings)
     return render(
         request,
         "calls/turn_detail.html",
