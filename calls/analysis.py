@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from .normalize import Request, normalize
 from .requestbody import ParsedRequest
-from .rules import CATALOGUE, SEVERITY_ORDER, Finding, results, structure
+from . import rules
+from .rules import SEVERITY_ORDER, Finding, results, structure
 
 _ITEMS_KEY = {
     "openai.chat": "messages",
@@ -104,12 +105,7 @@ def check_sequence(requests: list[ParsedRequest]) -> list[dict]:
 
 
 def finding_json(finding: Finding) -> dict:
-    return {
-        "code": finding.code,
-        "name": CATALOGUE[finding.code].slug,
-        "severity": finding.severity,
-        "message": finding.message,
-        "message_index": finding.message_index,
-        "tool_call_id": finding.tool_call_id,
-        **({"detail": dict(finding.detail)} if finding.detail else {}),
-    }
+    f = finding
+    return rules.finding_json(
+        f.code, f.severity, f.message, f.message_index, f.tool_call_id, dict(f.detail)
+    )

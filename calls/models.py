@@ -21,6 +21,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from .rules import finding_json
+
 
 class Project(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
@@ -275,15 +277,7 @@ class Finding(models.Model):
         indexes = [models.Index(fields=["call", "turn"], name="findings_by_turn")]
 
     def as_json(self) -> dict:
-        from .rules import CATALOGUE
-
-        return {
-            "code": self.code,
-            "name": CATALOGUE[self.code].slug,
-            "severity": self.severity,
-            "message": self.text,
-            "message_index": self.message_index,
-            "tool_call_id": self.tool_call_id,
-            "turn": self.turn,
-            **({"detail": self.detail} if self.detail else {}),
-        }
+        json = finding_json(
+            self.code, self.severity, self.text, self.message_index, self.tool_call_id, self.detail
+        )
+        return {**json, "turn": self.turn}

@@ -104,6 +104,19 @@ def _args(value) -> tuple[str, bool]:
     return canonical_json(value if value is not None else {}), False
 
 
+def _call(call_id, name, arguments, raw, fallback_id: str = "") -> Part:
+    """A tool call part; arguments kept as sent (a string) or as compact JSON (an object)."""
+    text, is_string = _args(arguments)
+    return Part(
+        TOOL_CALL,
+        tool_call_id=_str(call_id) or fallback_id,
+        name=_str(name),
+        arguments=text,
+        arguments_is_string=is_string,
+        raw=raw,
+    )
+
+
 def _content_text(content) -> str:
     """What a result or message content says, as text the model reads."""
     if isinstance(content, str):
@@ -160,17 +173,7 @@ def _chat(body: dict) -> Request:
                     parts.append(Part(MEDIA if kind in _CHAT_MEDIA else OTHER, raw=part))
         for call in _dicts(item.get("tool_calls")):
             function = call.get("function") if isinstance(call.get("function"), dict) else {}
-            arguments, is_string = _args(function.get("arguments"))
-            parts.append(
-                Part(
-                    TOOL_CALL,
-                    tool_call_id=_str(call.get("id")),
-                    name=_str(function.get("name")),
-                    arguments=arguments,
-                    arguments_is_string=is_string,
-                    raw=call,
-                )
-            )
+            parts.append(_call(call.get("id"), function.get("name"), function.get("arguments"), call))
         if role in ("system", "developer"):
             instructions.append(Instruction(role, _content_text(content)))
         flags = frozenset({"empty_tool_calls"}) if item.get("tool_calls") == [] else frozenset()
@@ -214,15 +217,7 @@ def _responses(body: dict) -> Request:
             continue
         kind = item.get("type") or "message"
         if kind == "function_call":
-            arguments, is_string = _args(item.get("arguments"))
-            call = Part(
-                TOOL_CALL,
-                tool_call_id=_str(item.get("call_id")),
-                name=_str(item.get("name")),
-                arguments=arguments,
-                arguments_is_string=is_string,
-                raw=item,
-            )
+            call = _call(item.get("call_id"), item.get("name"), item.get("arguments"), item)
             messages.append(Message(index, "assistant", "function_call", (call,)))
         elif kind == "function_call_output":
             output = item.get("output")
@@ -303,17 +298,7 @@ def _anthropic(body: dict) -> Request:
             elif kind == "text":
                 parts.append(Part(TEXT, text=_str(block.get("text"), None), raw=block))
             elif kind == "tool_use":
-                arguments, is_string = _args(block.get("input"))
-                parts.append(
-                    Part(
-                        TOOL_CALL,
-                        tool_call_id=_str(block.get("id")),
-                        name=_str(block.get("name")),
-                        arguments=arguments,
-                        arguments_is_string=is_string,
-                        raw=block,
-                    )
-                )
+                parts.append(_call(block.get("id"), block.get("name"), block.get("input"), block))
             elif kind in ("thinking", "redacted_thinking"):
                 parts.append(Part(REASONING, raw=block))
             elif kind in ("image", "document"):
@@ -357,18 +342,9 @@ def _gemini(body: dict) -> Request:
         for part_index, part in enumerate(_dicts(item.get("parts"))):
             if isinstance(part.get("functionCall"), dict):
                 call = part["functionCall"]
-                arguments, is_string = _args(call.get("args"))
-                calls.append(
-                    Part(
-                        TOOL_CALL,
-                        # Gemini ids are optional: without one, name the call by its place.
-                        tool_call_id=_str(call.get("id")) or f"gemini:{index}:{part_index}",
-                        name=_str(call.get("name")),
-                        arguments=arguments,
-                        arguments_is_string=is_string,
-                        raw=part,
-                    )
-                )
+                # Gemini ids are optional: without one, name the call by its place.
+                place = f"gemini:{index}:{part_index}"
+                calls.append(_call(call.get("id"), call.get("name"), call.get("args"), part, place))
                 parts.append(calls[-1])
             elif isinstance(part.get("functionResponse"), dict):
                 response = part["functionResponse"]

@@ -8,6 +8,7 @@ histories that ingest recorded, so no turn needs the whole history rebuilt.
 
 from dataclasses import dataclass, field
 
+from . import history
 from .models import Call, Event, Finding, Message, ToolCall, Turn
 from .requestbody import canonical_json, loads, result_text
 from .slots import classify_result
@@ -67,7 +68,7 @@ def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None)
     tool_calls = {
         t.tool_call_id: t for t in ToolCall.objects.filter(call=call, tool_call_id__in=tool_ids)
     }
-    results = {h["message"] for t in tool_calls.values() for h in t.history if h.get("message")}
+    results = result_message_ids(tool_calls.values())
     if results - messages.keys():
         messages.update(Message.objects.in_bulk(results - messages.keys()))
     if events is None:
@@ -246,16 +247,28 @@ def state_as_of(tool_call: ToolCall, number: int) -> tuple[str, int | None]:
     return state, message_id
 
 
+def result_message_ids(tool_calls) -> set[int]:
+    """The messages that held a result of these tool calls at some turn."""
+    return {h["message"] for t in tool_calls for h in t.history if h.get("message")}
+
+
+def message_list(turn: Turn, call: Call) -> list[MessageView]:
+    """Every message of a turn's request, in order, paired with tool results."""
+    rows = history.messages(turn)
+    tool_calls = {t.tool_call_id: t for t in ToolCall.objects.filter(call=call)}
+    by_id = {m.pk: m for m in rows}
+    missing = result_message_ids(tool_calls.values()) - by_id.keys()
+    by_id.update(Message.objects.in_bulk(missing))
+    return [message_view(turn, i, m, tool_calls, by_id) for i, m in enumerate(rows)]
+
+
 def tool_call_rows(call: Call, tool_call_ids: set[str] | None = None) -> list[dict]:
     """Tool calls of the call (all, or those of `tool_call_ids`) with their slot's history."""
     rows = []
-    message_ids = set()
     tool_calls = ToolCall.objects.filter(call=call).order_by("issued_turn", "pk")
     if tool_call_ids is not None:
         tool_calls = tool_calls.filter(tool_call_id__in=tool_call_ids)
-    for tool_call in tool_calls:
-        message_ids.update(h["message"] for h in tool_call.history if h.get("message"))
-    messages = Message.objects.in_bulk(message_ids)
+    messages = Message.objects.in_bulk(result_message_ids(tool_calls))
     for tool_call in tool_calls:
         steps = []
         for entry in tool_call.history:

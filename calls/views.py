@@ -10,8 +10,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from . import access, history, keys, rfc3339
-from .models import Call, Event, IngestKey, Membership, ToolCall, Turn
-from .turnview import attach_findings, message_view, tool_call_rows, turn_views
+from .models import Call, Event, IngestKey, Membership, Turn
+from .turnview import attach_findings, message_list, tool_call_rows, turn_views
 
 RAW_INLINE_LIMIT = 1024 * 1024  # larger bodies are offered as a download only
 
@@ -105,7 +105,7 @@ def turn_detail(request: HttpRequest, slug: str, call_id: str, number: int) -> H
     raw = history.raw_body(turn)
     view = turn_views(call, [turn])[0]
     changed_positions = {c[0] for c in turn.changes}
-    all_messages = _message_list(turn, call)
+    all_messages = message_list(turn, call)
     attach_findings(all_messages, view.findings)
     return render(
         request,
@@ -124,15 +124,6 @@ def turn_detail(request: HttpRequest, slug: str, call_id: str, number: int) -> H
             "next": number + 1 if number < call.turn_count else None,
         },
     )
-
-
-def _message_list(turn: Turn, call: Call):
-    rows = history.messages(turn)
-    tool_calls = {t.tool_call_id: t for t in ToolCall.objects.filter(call=call)}
-    result_ids = {h["message"] for t in tool_calls.values() for h in t.history if h.get("message")}
-    by_id = {m.pk: m for m in rows}
-    by_id.update({m.pk: m for m in call.messages.filter(pk__in=result_ids - by_id.keys())})
-    return [message_view(turn, i, m, tool_calls, by_id) for i, m in enumerate(rows)]
 
 
 @login_required

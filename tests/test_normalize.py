@@ -1,6 +1,6 @@
 import json
 
-from calls.normalize import MEDIA, REASONING, TEXT, TOOL_CALL, TOOL_RESULT, normalize
+from calls.normalize import MEDIA, REASONING, TEXT, TOOL_CALL, normalize
 from tests.conftest import sample_bodies
 
 

@@ -60,3 +60,23 @@ CATALOGUE = {
         Rule("RS302", "spoken-text-dropped", WARNING, "A response had text and tool calls; the next request lost the text."),
     ]
 }
+
+
+def finding_json(
+    code: str,
+    severity: str,
+    message: str,
+    message_index: int | None,
+    tool_call_id: str,
+    detail: dict,
+) -> dict:
+    """A finding as the API shows it (ingest answers, /api/v1/check, the call API)."""
+    return {
+        "code": code,
+        "name": CATALOGUE[code].slug,
+        "severity": severity,
+        "message": message,
+        "message_index": message_index,
+        "tool_call_id": tool_call_id,
+        **({"detail": detail} if detail else {}),
+    }
