@@ -106,7 +106,7 @@ def start_server(port, env):
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=open(os.environ.get("CALLSCOPE_BENCH_SERVER_LOG", os.devnull), "w"),
     )
     deadline = time.monotonic() + 30
     while True:

@@ -102,15 +102,19 @@ TEMPLATES = [
 ]
 
 # SQLite by default (nothing to install); DATABASE_URL for PostgreSQL.
+# Under ASGI Django runs each request's sync code in a new thread, so
+# persistent connections (CONN_MAX_AGE > 0) pile up one per request until
+# PostgreSQL refuses more clients. Connections come from a pool instead.
 DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=envint("DATABASE_CONN_MAX_AGE", 60),
-        conn_health_checks=True,
-    )
+    "default": dj_database_url.config(default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 }
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": envint("DATABASE_POOL_MIN", 2),
+        "max_size": envint("DATABASE_POOL_MAX", 20),
+        "timeout": 10,
+    }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["OPTIONS"] = {
         # IMMEDIATE takes the write lock when a transaction opens, so two
         # ingests queue on busy_timeout instead of deadlocking on a

@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -42,7 +43,7 @@ def database_url() -> str:
 
 @pytest.fixture
 def workers():
-    env = {**os.environ, "DATABASE_URL": database_url(), "DATABASE_CONN_MAX_AGE": "0"}
+    env = {**os.environ, "DATABASE_URL": database_url()}
     ports, processes = [free_port(), free_port()], []
     for port in ports:
         processes.append(
@@ -101,3 +102,39 @@ def test_a_request_posted_to_one_worker_reaches_a_page_on_another(alice, key, wo
 
     message = asyncio.run(asyncio.wait_for(watch_and_post(), timeout=20))
     assert "across-workers" in message
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL connection pool")
+def test_database_connections_do_not_pile_up_across_requests(key, workers):
+    """Each request runs in a new thread under ASGI; without a pool every one
+    of them used to leave a connection open until PostgreSQL refused clients."""
+
+    def server_connections() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            )
+            return cursor.fetchone()[0]
+
+    port = workers[1]
+    before = server_connections()
+
+    def agent(index: int) -> None:
+        for number in range(12):
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/api/v1/calls/many-{index}/requests",
+                data=json.dumps({"messages": [{"role": "user", "content": f"line {number}"}]}).encode(),
+                headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+            )
+            urllib.request.urlopen(request, timeout=20).close()
+
+    threads = [threading.Thread(target=agent, args=(i,)) for i in range(12)]
+    for thread in threads:
+        thread.start()
+    peak = 0
+    while any(t.is_alive() for t in threads):
+        peak = max(peak, server_connections())
+        time.sleep(0.05)
+    # At most the pool's size, not one connection per request in flight or finished.
+    assert peak - before <= 20
+    assert server_connections() - before <= 20
