@@ -76,7 +76,13 @@ def analyse(parsed: ParsedRequest, changed_positions: list[int]) -> list[Keyed]:
         if finding.message_index is not None and finding.message_index < len(parsed.digests):
             digest = parsed.digests[finding.message_index]
         keyed.append(Keyed(finding, f"{finding.code}:{finding.tool_call_id}:{digest}"))
-    return sorted(keyed, key=lambda k: (SEVERITY_ORDER[k.finding.severity], k.finding.message_index or 0))
+    return by_severity(keyed)
+
+
+def by_severity(keyed: list[Keyed]) -> list[Keyed]:
+    return sorted(
+        keyed, key=lambda k: (SEVERITY_ORDER[k.finding.severity], k.finding.message_index or 0)
+    )
 
 
 def analyse_whole(parsed: ParsedRequest) -> list[Finding]:

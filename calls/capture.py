@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
 from . import analysis, live, rawstore, slots
+from .rules import timeline
 from .models import Call, CallTip, Finding, Message, Project, ToolCall, Turn
 from .requestbody import ParsedMessage, ParsedRequest, result_text
 
@@ -113,11 +114,11 @@ def record_request(
             changes=changes,
             snapshot=[ref[0] for ref in refs] if checkpoint else None,
         )
-        changed_tool_calls = _update_tool_calls(
+        changed_tool_calls, vanished = _update_tool_calls(
             call, tip.messages, refs, changes, parsed, number, sent_at
         )
 
-        findings = _record_findings(call, number, parsed, [c[0] for c in changes])
+        findings = _record_findings(call, number, _analyse(call, number, parsed, changes, len(tip.messages), vanished))
 
         tip.messages = refs
         tip.raw = whole
@@ -141,14 +142,86 @@ def record_request(
     return Captured(call, turn, replayed=False, findings=findings)
 
 
-def _record_findings(call: Call, number: int, parsed: ParsedRequest, changed: list[int]) -> list:
-    """Store the findings this request shows for the first time in its call."""
+def _analyse(
+    call: Call,
+    number: int,
+    parsed: ParsedRequest,
+    changes: list,
+    previous_count: int,
+    vanished: set[str],
+) -> list:
+    """The findings this request may show: body rules on what changed, and timeline rules."""
     try:
-        keyed = analysis.analyse(parsed, changed)
+        keyed = analysis.analyse(parsed, [position for position, _new, _old in changes])
+        keyed += _timeline(call, number, parsed, changes, previous_count, vanished)
+        return analysis.by_severity(keyed)
     except Exception:
         # A rule's bug must never cost the agent its stored request.
         logger.exception("analysis failed for turn %s of call %s", number, call.pk)
         return []
+
+
+def _timeline(call, number, parsed, changes, previous_count, vanished) -> list:
+    keyed = []
+    digests = parsed.digests
+    # TL202: new caller words while a slot holds a still-running placeholder.
+    users = [
+        position
+        for position, _new, _old in changes
+        if parsed.message(position).role == "user" and not parsed.message(position).results
+    ]
+    if users:
+        pending = list(
+            ToolCall.objects.filter(call=call, state=ToolCall.State.PENDING).values_list(
+                "tool_call_id", flat=True
+            )
+        )
+        for finding in timeline.answered_while_pending(users, pending):
+            # Once per slot: a slot left "running" would otherwise flag every later turn.
+            keyed.append(analysis.Keyed(finding, f"TL202:{finding.tool_call_id}"))
+    # TL206: the request rewrote what the previous one sent.
+    in_place = [(p, new, old) for p, new, old in changes if old is not None]
+    if in_place or len(digests) < previous_count:
+        rows = Message.objects.in_bulk({i for _p, new, old in in_place for i in (new, old)})
+        facts = [
+            timeline.Change(
+                position,
+                tuple(rows[old].result_ids),
+                any(
+                    slots.classify_result(result_text(rows[old].body, i)) is not None
+                    for i in rows[old].result_ids
+                ),
+                tuple(rows[new].result_ids),
+            )
+            for position, new, old in in_place
+        ]
+        for finding in timeline.history_rewritten(facts, previous_count, len(digests)):
+            keyed.append(analysis.Keyed(finding, f"TL206:turn{number}"))
+    # TL208: a call message vanished while its result is still sent.
+    if vanished:
+        present = {r for position in range(len(digests)) for r in parsed.message(position).results}
+        for finding in timeline.call_deleted_result_kept(sorted(vanished), present):
+            keyed.append(analysis.Keyed(finding, f"TL208:{finding.tool_call_id}"))
+    # TL210: an error this call already had is still in the history.
+    earlier_errors = list(
+        Finding.objects.filter(call=call, severity="error", code__startswith="TC", turn__lt=number)
+    )
+    if earlier_errors:
+        sent = set(digests)
+        repeated = [f for f in earlier_errors if f.key.rsplit(":", 1)[-1] in sent]
+        for f, finding in zip(
+            repeated,
+            timeline.poisoned_history(
+                [(f.code, f.tool_call_id, f.message_index, f.turn) for f in repeated]
+            ),
+            strict=True,
+        ):
+            keyed.append(analysis.Keyed(finding, f"TL210:{f.key}"))
+    return keyed
+
+
+def _record_findings(call: Call, number: int, keyed: list) -> list:
+    """Store the findings this request shows for the first time in its call."""
     if not keyed:
         return []
     known = set(
@@ -246,8 +319,9 @@ def _update_tool_calls(
     parsed: ParsedRequest,
     number: int,
     at: datetime,
-) -> set[str]:
-    """Record how each tool slot touched by this request changed; the ids that did."""
+) -> tuple[set[str], set[str]]:
+    """Record how each tool slot touched by this request changed: the ids that did, and
+    those whose call message vanished with this request."""
     current_ids = {ref[0] for ref in refs}
     touched = [parsed.message(position) for position, _id, _before in changes]
     issued = {c.id: c for m in touched for c in m.calls if c.id}
@@ -266,12 +340,12 @@ def _update_tool_calls(
         still_issued = {c.id for m in parsed.messages for c in m.calls}
         vanished_calls -= still_issued
     if not (issued or answered or vanished_calls):
-        return set()
+        return set(), set()
 
     stamp = at.isoformat()
     ids = set(issued) | set(answered) | vanished_calls
     rows = {t.tool_call_id: t for t in ToolCall.objects.filter(call=call, tool_call_id__in=ids)}
-    changed = set()
+    changed, newly_vanished = set(), set()
     for call_id in ids:
         row = rows.get(call_id)
         if row is None:
@@ -288,7 +362,8 @@ def _update_tool_calls(
                 if ref
                 else [],
             )
-        if call_id in issued and row.state == ToolCall.State.VANISHED:
+        was_vanished = row.state == ToolCall.State.VANISHED
+        if call_id in issued and was_vanished:
             row.state = ToolCall.State.ISSUED
             row.history.append({"turn": number, "state": "reissued", "message": None, "at": stamp})
         if call_id in answered:
@@ -296,12 +371,14 @@ def _update_tool_calls(
             row.result_message_id = message_id
             row.state = state
             row.history.append({"turn": number, "state": state, "message": message_id, "at": stamp})
-        elif call_id in vanished_calls:
+        if call_id in vanished_calls and not was_vanished:
+            # Even if a result arrived with this request: its call is gone.
+            newly_vanished.add(call_id)
             row.state = ToolCall.State.VANISHED
             row.history.append({"turn": number, "state": "vanished", "message": None, "at": stamp})
         row.save()
         changed.add(call_id)
-    return changed
+    return changed, newly_vanished
 
 
 def _result_state(message: ParsedMessage, call_id: str) -> str:

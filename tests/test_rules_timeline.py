@@ -1,0 +1,87 @@
+"""Timeline rules through the real ingest path: each fires on its case, not on its near miss."""
+
+import copy
+import json
+
+import pytest
+
+from tests.conftest import sample_bodies
+
+SYSTEM = {"role": "system", "content": "You are Sita."}
+
+
+def codes(answer):
+    return [(f["code"], f["message_index"], f["tool_call_id"]) for f in answer.json()["findings"]]
+
+
+def timeline_codes(answer):
+    return [c for c in codes(answer) if c[0].startswith("TL")]
+
+
+def test_tl202_fires_when_the_caller_speaks_while_a_tool_runs(key, post_request):
+    bodies = sample_bodies("async_tool_user_speaks")
+    post_request(key, "c", bodies[0])
+    answer = post_request(key, "c", bodies[1])
+    ((code, index, tool_call_id),) = timeline_codes(answer)
+    assert (code, index) == ("TL202", 4) and tool_call_id.startswith("call_")
+    for body in bodies[2:]:  # reported once per slot, not on every later caller line
+        assert "TL202" not in [c[0] for c in codes(post_request(key, "c", body))]
+
+
+@pytest.mark.parametrize("name", ["sync_tool", "interruption_sync_tool"])
+def test_tl202_stays_quiet_when_no_slot_is_running(key, post_request, name):
+    for body in sample_bodies(name):
+        assert timeline_codes(post_request(key, name, body)) == []
+
+
+def test_tl206_a_placeholder_settled_in_place_is_not_a_rewrite(key, post_request):
+    for body in sample_bodies("fix_in_place"):
+        assert "TL206" not in [c[0] for c in codes(post_request(key, "c", body))]
+
+
+def test_tl206_fires_when_a_message_is_edited_or_deleted(key, post_request):
+    first = json.loads(sample_bodies("sync_tool")[2])
+    post_request(key, "c", first)
+    edited = copy.deepcopy(first)
+    edited["messages"][1]["content"] = "Saturday instead?"
+    assert ("TL206", 1, "") in codes(post_request(key, "c", edited))
+    shorter = copy.deepcopy(edited)
+    del shorter["messages"][-1]
+    assert [c[0] for c in codes(post_request(key, "c", shorter))] == ["TL206"]
+
+
+def call_and_placeholder(call_id="call_X"):
+    return [
+        {"role": "assistant", "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "book_appointment", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": "IN_PROGRESS"},
+    ]
+
+
+def test_tl208_and_tl210_the_interruption_that_breaks_every_later_request(key, post_request):
+    user = {"role": "user", "content": "Book Friday."}
+    post_request(key, "c", {"messages": [SYSTEM, user, *call_and_placeholder()]})
+    # The caller interrupts: the framework drops the call message, the late result lands alone.
+    late = {"role": "tool", "tool_call_id": "call_X", "content": '{"outcome": "booked"}'}
+    broken = {"messages": [SYSTEM, user, late, {"role": "user", "content": "Hello?"}]}
+    found = codes(post_request(key, "c", broken))
+    assert ("TL208", None, "call_X") in found and ("TC001", 2, "call_X") in found
+    again = {"messages": [*broken["messages"], {"role": "user", "content": "Are you there?"}]}
+    assert [c[0] for c in codes(post_request(key, "c", again))] == ["TL210"]
+    more = {"messages": [*again["messages"], {"role": "user", "content": "Hello??"}]}
+    assert codes(post_request(key, "c", more)) == []  # TL210 once
+
+
+def test_tl208_tl210_stay_quiet_when_the_pair_survives(key, post_request):
+    user = {"role": "user", "content": "Book Friday."}
+    post_request(key, "c", {"messages": [SYSTEM, user, *call_and_placeholder()]})
+    settled = call_and_placeholder()
+    settled[1]["content"] = '{"outcome": "booked"}'
+    answer = post_request(key, "c", {"messages": [SYSTEM, user, *settled, {"role": "user", "content": "Thanks"}]})
+    assert codes(answer) == []
+
+
+def test_tl210_stays_quiet_once_the_broken_message_is_gone(key, post_request):
+    orphan = {"role": "tool", "tool_call_id": "call_Y", "content": "ok"}
+    post_request(key, "c", {"messages": [SYSTEM, orphan, {"role": "user", "content": "hi"}]})
+    fixed = {"messages": [SYSTEM, {"role": "user", "content": "hi"}, {"role": "user", "content": "again"}]}
+    assert "TL210" not in [c[0] for c in codes(post_request(key, "c", fixed))]
