@@ -118,7 +118,7 @@ def record_request(
             call, tip.messages, refs, changes, parsed, number, sent_at
         )
 
-        findings = _record_findings(call, number, _analyse(call, number, parsed, changes, len(tip.messages), vanished))
+        findings = record_findings(call, number, _analyse(call, number, parsed, changes, len(tip.messages), vanished))
 
         tip.messages = refs
         tip.raw = whole
@@ -202,6 +202,17 @@ def _timeline(call, number, parsed, changes, previous_count, vanished) -> list:
         present = {r for position in range(len(digests)) for r in parsed.message(position).results}
         for finding in timeline.call_deleted_result_kept(sorted(vanished), present):
             keyed.append(analysis.Keyed(finding, f"TL208:{finding.tool_call_id}"))
+    # TL201: a slot still "running" several requests on.
+    keyed += [
+        analysis.Keyed(f, f"TL201:{f.tool_call_id}")
+        for f in never_settled_findings(call, number, ended=False)
+    ]
+    # TL204 / TL205: a tool called again with the same arguments.
+    for row in ToolCall.objects.filter(call=call, issued_turn=number).exclude(name=""):
+        for finding in timeline.repeated_call(
+            row.tool_call_id, row.name, row.arguments, _earlier_same_calls(call, row, number)
+        ):
+            keyed.append(analysis.Keyed(finding, f"{finding.code}:{row.tool_call_id}"))
     # TL210: an error this call already had is still in the history.
     earlier_errors = list(
         Finding.objects.filter(call=call, severity="error", code__startswith="TC", turn__lt=number)
@@ -220,7 +231,50 @@ def _timeline(call, number, parsed, changes, previous_count, vanished) -> list:
     return keyed
 
 
-def _record_findings(call: Call, number: int, keyed: list) -> list:
+def never_settled_findings(call: Call, number: int, ended: bool) -> list:
+    """TL201 for slots still pending, unless their result reached the model in another role."""
+    rows = list(ToolCall.objects.filter(call=call, state=ToolCall.State.PENDING))
+    if not rows:
+        return []
+    delivered = set(
+        Finding.objects.filter(
+            call=call, code="TR102", tool_call_id__in=[r.tool_call_id for r in rows]
+        ).values_list("tool_call_id", flat=True)
+    )
+    pending = []
+    for row in rows:
+        if row.tool_call_id in delivered:
+            continue  # TR102 already says where the result went
+        since = max((h["turn"] for h in row.history if h["state"] == "pending"), default=number)
+        pending.append((row.tool_call_id, since))
+    return timeline.never_settled(pending, number, ended)
+
+
+def _earlier_same_calls(call: Call, row: ToolCall, number: int) -> list:
+    arguments = timeline.canonical_arguments(row.arguments)
+    if arguments is None:
+        return []
+    earlier = [
+        e
+        for e in ToolCall.objects.filter(call=call, name=row.name, issued_turn__lt=number)
+        if timeline.canonical_arguments(e.arguments) == arguments
+    ]
+    results = Message.objects.in_bulk([e.result_message_id for e in earlier if e.result_message_id])
+    return [
+        timeline.EarlierCall(
+            e.tool_call_id,
+            e.issued_turn,
+            e.state,
+            e.state == ToolCall.State.RESULT
+            and e.result_message_id in results
+            and result_text(results[e.result_message_id].body, e.tool_call_id).strip().lower()
+            in ("", "null", "none", "{}", "[]"),
+        )
+        for e in earlier
+    ]
+
+
+def record_findings(call: Call, number: int, keyed: list) -> list:
     """Store the findings this request shows for the first time in its call."""
     if not keyed:
         return []

@@ -6,7 +6,9 @@ from functools import partial
 
 
 from . import live, rfc3339
-from .capture import lock_call, write_transaction
+from . import analysis
+from .capture import lock_call, never_settled_findings, record_findings, write_transaction
+from .rules import timeline
 from .models import Call, Event, Project
 from .requestbody import BodyError, canonical_json, decode_json
 from .storable import text as storable
@@ -145,6 +147,7 @@ def record_events(
                 call.ended_at = at
         if new:
             Event.objects.bulk_create(new)
+            record_findings(call, call.turn_count, _findings(call, new))
             stored = len(new)
             call.event_count += stored
             call.last_activity_at = max(call.last_activity_at, received_at)
@@ -152,3 +155,20 @@ def record_events(
             call.save()
             after_commit.append(partial(live.broadcast_events, call, new))
     return call, stored, duplicates
+
+
+def _findings(call: Call, events: list[Event]) -> list:
+    """What the events themselves show: silence, holds that timed out, slots never settled."""
+    keyed = []
+    for event in events:
+        fields = event.fields
+        if event.type == "response":
+            for finding in timeline.silent_response(fields.get("body")):
+                keyed.append(analysis.Keyed(finding, f"RS301:event{event.pk}"))
+        elif event.type == "hold.released" and fields.get("cause") == "timeout":
+            for finding in timeline.hold_timeout(fields["tool_call_ids"]):
+                keyed.append(analysis.Keyed(finding, f"TL207:{finding.tool_call_id}"))
+        elif event.type == "call.ended":
+            for finding in never_settled_findings(call, call.turn_count, ended=True):
+                keyed.append(analysis.Keyed(finding, f"TL201:{finding.tool_call_id}"))
+    return analysis.by_severity(keyed)

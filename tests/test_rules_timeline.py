@@ -85,3 +85,87 @@ def test_tl210_stays_quiet_once_the_broken_message_is_gone(key, post_request):
     post_request(key, "c", {"messages": [SYSTEM, orphan, {"role": "user", "content": "hi"}]})
     fixed = {"messages": [SYSTEM, {"role": "user", "content": "hi"}, {"role": "user", "content": "again"}]}
     assert "TL210" not in [c[0] for c in codes(post_request(key, "c", fixed))]
+
+
+def booking(call_id, day="Fri"):
+    return {"role": "assistant", "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "book_appointment", "arguments": json.dumps({"day": day, "time": "15:30"})}}]}
+
+
+def tool(call_id, content):
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def test_tl201_fires_when_a_slot_stays_running_two_requests_on(key, post_request):
+    history = [SYSTEM, {"role": "user", "content": "Book it."}, booking("call_A"), tool("call_A", "IN_PROGRESS")]
+    post_request(key, "c", {"messages": history})
+    history += [{"role": "assistant", "content": "One moment."}]
+    assert "TL201" not in [c[0] for c in codes(post_request(key, "c", {"messages": history}))]
+    history += [{"role": "assistant", "content": "Still checking."}]
+    assert ("TL201", None, "call_A") in codes(post_request(key, "c", {"messages": history}))
+
+
+def test_tl201_fires_at_call_end_and_not_for_settled_or_rerouted_results(key, post_request, post_events):
+    post_request(key, "c", {"messages": [SYSTEM, booking("call_A"), tool("call_A", "IN_PROGRESS")]})
+    answer = post_events(key, "c", {"type": "call.ended"})
+    assert answer.status_code == 201
+    from calls.models import Finding
+
+    assert list(Finding.objects.filter(code="TL201").values_list("tool_call_id", flat=True)) == ["call_A"]
+    # Near misses: the async capture's result reached the model as a developer message (TR102).
+    for body in sample_bodies("async_tool_user_speaks"):
+        post_request(key, "async", body)
+    post_events(key, "async", {"type": "call.ended"})
+    assert not Finding.objects.filter(code="TL201", call__external_id="async").exists()
+
+
+def test_tl204_fires_when_a_booking_is_made_twice(key, post_request):
+    history = [SYSTEM, booking("call_1"), tool("call_1", '{"outcome": "booked"}'), {"role": "user", "content": "Did it work?"}]
+    post_request(key, "c", {"messages": history})
+    history += [booking("call_2"), tool("call_2", "IN_PROGRESS")]
+    found = codes(post_request(key, "c", {"messages": history}))
+    assert ("TL204", None, "call_2") in found and "TL205" not in [c[0] for c in found]
+
+
+def test_tl204_stays_quiet_for_a_different_slot_or_a_lookup(key, post_request):
+    history = [SYSTEM, booking("call_1"), tool("call_1", '{"outcome": "booked"}'), {"role": "user", "content": "And Saturday?"}]
+    post_request(key, "c", {"messages": history})
+    history += [booking("call_2", day="Sat"), tool("call_2", "IN_PROGRESS")]
+    assert timeline_codes(post_request(key, "c", {"messages": history})) == []
+    # The real interruption capture checks availability twice, for different days.
+    for body in sample_bodies("interruption_sync_tool"):
+        assert "TL205" not in [c[0] for c in codes(post_request(key, "int", body))]
+
+
+def test_tl205_fires_when_a_cancelled_slot_makes_the_model_call_again(key, post_request):
+    history = [SYSTEM, booking("call_1"), tool("call_1", "CANCELLED"), {"role": "user", "content": "Is it booked?"}]
+    post_request(key, "c", {"messages": history})
+    history += [booking("call_2"), tool("call_2", "IN_PROGRESS")]
+    found = [c[0] for c in codes(post_request(key, "c", {"messages": history}))]
+    assert "TL205" in found and "TL204" in found
+
+
+def test_tl207_fires_on_a_hold_released_by_timeout_only(key, post_events):
+    from calls.models import Finding
+
+    post_events(key, "c", [{"type": "hold.started", "tool_call_ids": ["call_1"]}, {"type": "hold.released", "tool_call_ids": ["call_1"], "cause": "result"}])
+    assert not Finding.objects.filter(code="TL207").exists()
+    post_events(key, "c", {"type": "hold.released", "tool_call_ids": ["call_2"], "cause": "timeout"})
+    assert list(Finding.objects.filter(code="TL207").values_list("tool_call_id", flat=True)) == ["call_2"]
+
+
+@pytest.mark.parametrize(
+    "body, fires",
+    [
+        ({"choices": [{"message": {"role": "assistant", "content": ""}, "finish_reason": "length"}]}, True),
+        ({"content": [], "stop_reason": "max_tokens"}, True),
+        ({"candidates": [{"content": {"parts": [{"text": "thinking...", "thought": True}]}, "finishReason": "MAX_TOKENS"}]}, True),
+        ({"choices": [{"message": {"role": "assistant", "content": "Friday at 3."}, "finish_reason": "stop"}]}, False),
+        ({"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]}, "finish_reason": "tool_calls"}]}, False),
+        ({"something": "else"}, False),
+    ],
+)
+def test_rs301_flags_silent_responses(key, post_events, body, fires):
+    from calls.models import Finding
+
+    assert post_events(key, "c", {"type": "response", "body": body}).status_code == 201
+    assert Finding.objects.filter(code="RS301").exists() == fires

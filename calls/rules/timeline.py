@@ -5,6 +5,8 @@ against the previous one (which slots are pending, which messages changed
 or vanished), so each costs what the request changed, not the history.
 """
 
+import json
+import re
 from dataclasses import dataclass
 
 from . import ERROR, WARNING, Finding
@@ -102,3 +104,145 @@ def poisoned_history(repeated: list[tuple[str, str, int | None, int]]) -> list[F
         )
         for code, tool_call_id, message_index, first_turn in repeated
     ]
+
+
+SIDE_EFFECT = r"book|reserve|schedule|create|cancel|pay|charge|refund|transfer|send|submit|order"
+NEVER_SETTLED_AFTER = 2  # later requests a still-running placeholder may survive
+
+
+def canonical_arguments(arguments: str) -> str | None:
+    """Arguments in a form where key order and spacing do not matter (None if not JSON)."""
+    try:
+        return json.dumps(json.loads(arguments), sort_keys=True, ensure_ascii=False)
+    except (ValueError, TypeError):
+        return None
+
+
+def never_settled(pending: list[tuple[str, int]], number: int, ended: bool) -> list[Finding]:
+    """TL201: (tool_call_id, pending since turn) still pending at the end or N requests on."""
+    return [
+        Finding(
+            "TL201",
+            WARNING,
+            f"Tool call {tool_call_id} still holds its 'running' placeholder "
+            + ("when the call ended" if ended else f"{number - since} requests after turn {since}")
+            + ": the model never saw its result in the slot.",
+            None,
+            tool_call_id,
+        )
+        for tool_call_id, since in pending
+        if ended or number - since >= NEVER_SETTLED_AFTER
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierCall:
+    tool_call_id: str
+    turn: int
+    state: str  # the slot's state now: issued, pending, settled, result, vanished
+    empty_result: bool
+
+
+def repeated_call(
+    tool_call_id: str,
+    name: str,
+    arguments: str,
+    earlier: list[EarlierCall],
+    side_effect_pattern: str = SIDE_EFFECT,
+) -> list[Finding]:
+    """TL204 (same side-effecting call twice) and TL205 (called again after an unfinished slot)."""
+    findings = []
+    same = [e for e in earlier if e.tool_call_id != tool_call_id]
+    if not same:
+        return findings
+    first = same[0]
+    if re.search(side_effect_pattern, name, re.I):
+        findings.append(
+            Finding(
+                "TL204",
+                WARNING,
+                f"{name} was called again as {tool_call_id} with the same arguments as "
+                f"{first.tool_call_id} (turn {first.turn}): the action may happen twice.",
+                None,
+                tool_call_id,
+            )
+        )
+    unfinished = [e for e in same if e.state in ("pending", "settled", "vanished") or e.empty_result]
+    if unfinished:
+        e = unfinished[0]
+        findings.append(
+            Finding(
+                "TL205",
+                WARNING,
+                f"{name} was called again as {tool_call_id} because the slot of {e.tool_call_id} "
+                f"(turn {e.turn}) looked unfinished ({'empty' if e.empty_result else e.state}).",
+                None,
+                tool_call_id,
+            )
+        )
+    return findings
+
+
+def hold_timeout(tool_call_ids: list[str]) -> list[Finding]:
+    """TL207: a hold gave way by timeout."""
+    return [
+        Finding(
+            "TL207",
+            WARNING,
+            f"The caller's turn was held for tool call {tool_call_id} and released by timeout, "
+            "not by its result.",
+            None,
+            tool_call_id,
+        )
+        for tool_call_id in tool_call_ids
+    ]
+
+
+def silent_response(body) -> list[Finding]:
+    """RS301: a model response with no text and no tool calls."""
+    if not isinstance(body, dict):
+        return []
+    texts, calls, finish = _response_parts(body)
+    if texts.strip() or calls:
+        return []
+    reason = f" (finish reason {finish})" if finish else ""
+    return [
+        Finding(
+            "RS301",
+            WARNING,
+            f"The model answered with no text and no tool call{reason}: the caller hears silence.",
+        )
+    ]
+
+
+def _response_parts(body: dict) -> tuple[str, int, str]:
+    """(text, tool call count, finish reason) of an OpenAI, Anthropic or Gemini response."""
+    choices = body.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message") if isinstance(choices[0].get("message"), dict) else {}
+        content = message.get("content")
+        calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
+        return (content if isinstance(content, str) else ""), len(calls), str(choices[0].get("finish_reason") or "")
+    if isinstance(body.get("output"), list):  # OpenAI Responses
+        text, calls = "", 0
+        for item in body["output"]:
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                calls += 1
+            elif isinstance(item, dict):
+                for part in item.get("content") or []:
+                    if isinstance(part, dict) and isinstance(part.get("text"), str):
+                        text += part["text"]
+        return text, calls, str(body.get("status") or "")
+    if isinstance(body.get("content"), list):  # Anthropic
+        blocks = [b for b in body["content"] if isinstance(b, dict)]
+        text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str))
+        calls = sum(1 for b in blocks if b.get("type") == "tool_use")
+        return text, calls, str(body.get("stop_reason") or "")
+    candidates = body.get("candidates")
+    if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict):  # Gemini
+        content = candidates[0].get("content") if isinstance(candidates[0].get("content"), dict) else {}
+        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        text = "".join(p.get("text", "") for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
+        calls = sum(1 for p in parts if "functionCall" in p)
+        return text, calls, str(candidates[0].get("finishReason") or "")
+    return "", 1, ""  # an unknown shape: do not guess silence
