@@ -20,7 +20,14 @@ _ITEMS_KEY = {
     "openai.responses": "input",
     "gemini": "contents",
 }
-_REQUEST_FIELDS = ("model", "system", "instructions", "systemInstruction", "tools")
+_REQUEST_FIELDS = (
+    "model",
+    "system",
+    "instructions",
+    "systemInstruction",
+    "tools",
+    "previous_response_id",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,16 +58,7 @@ def window_request(parsed: ParsedRequest, first_changed: int) -> tuple[Request, 
 def _normalize_slice(parsed: ParsedRequest, start: int) -> Request:
     body = {key: value for key, value in parsed.meta.items() if key in _REQUEST_FIELDS}
     body[_ITEMS_KEY[parsed.format]] = parsed.items[start:]
-    request = normalize(parsed.format, body)
-    if not start:
-        return request
-    shifted = tuple(
-        type(m)(m.index + start, m.role, m.provider_role, m.parts, m.block, m.flags)
-        for m in request.messages
-    )
-    return Request(
-        request.format, request.model, request.instructions, shifted, request.tools, request.extra
-    )
+    return normalize(parsed.format, body, offset=start)
 
 
 def analyse(parsed: ParsedRequest, changed_positions: list[int]) -> list[Keyed]:
@@ -68,7 +66,7 @@ def analyse(parsed: ParsedRequest, changed_positions: list[int]) -> list[Keyed]:
     if not changed_positions:
         return []
     request, _start = window_request(parsed, min(changed_positions))
-    # The window's messages carry their real indexes (see _normalize_slice).
+    # The window's messages carry their real indexes (normalize's offset).
     findings = structure.check(request) + results.check(request)
     keyed = []
     for finding in findings:

@@ -10,7 +10,7 @@ import hashlib
 import logging
 import threading
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 
@@ -18,9 +18,9 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
 from . import analysis, live, rawstore, slots
-from .rules import timeline
+from .rules import structure, timeline
 from .models import Call, CallTip, Finding, Message, Project, ToolCall, Turn
-from .requestbody import ParsedMessage, ParsedRequest, result_text
+from .requestbody import ParsedMessage, ParsedRequest, loads, result_text
 
 
 _sqlite_writers = threading.Lock()
@@ -114,11 +114,12 @@ def record_request(
             changes=changes,
             snapshot=[ref[0] for ref in refs] if checkpoint else None,
         )
-        changed_tool_calls, vanished = _update_tool_calls(
-            call, tip.messages, refs, changes, parsed, number, sent_at
-        )
+        slot_update = _update_tool_calls(call, tip.messages, refs, changes, parsed, number, sent_at)
+        changed_tool_calls = slot_update.changed
 
-        findings = record_findings(call, number, _analyse(call, number, parsed, changes, len(tip.messages), vanished))
+        findings = record_findings(
+            call, number, _analyse(call, number, parsed, changes, len(tip.messages), slot_update)
+        )
 
         tip.messages = refs
         tip.raw = whole
@@ -148,12 +149,12 @@ def _analyse(
     parsed: ParsedRequest,
     changes: list,
     previous_count: int,
-    vanished: set[str],
+    slot_update: "SlotUpdate",
 ) -> list:
     """The findings this request may show: body rules on what changed, and timeline rules."""
     try:
         keyed = analysis.analyse(parsed, [position for position, _new, _old in changes])
-        keyed += _timeline(call, number, parsed, changes, previous_count, vanished)
+        keyed += _timeline(call, number, parsed, changes, previous_count, slot_update)
         return analysis.by_severity(keyed)
     except Exception:
         # A rule's bug must never cost the agent its stored request.
@@ -161,24 +162,35 @@ def _analyse(
         return []
 
 
-def _timeline(call, number, parsed, changes, previous_count, vanished) -> list:
+def _timeline(call, number, parsed, changes, previous_count, slot_update) -> list:
     keyed = []
     digests = parsed.digests
+    # TC003 across turns: the window only sees this request's new messages.
+    for tool_call_id, position in slot_update.duplicated.items():
+        finding = structure.duplicate_id(tool_call_id, position)
+        keyed.append(analysis.Keyed(finding, f"TC003:{tool_call_id}:{digests[position]}"))
     # TL202: new caller words while a slot holds a still-running placeholder.
     users = [
         position
         for position, _new, _old in changes
-        if parsed.message(position).role == "user" and not parsed.message(position).results
+        if parsed.message(position).role == "user"
+        and not parsed.message(position).results
+        and not slots.delivered_outside_slot("user", _content_string(parsed.message(position).item))
     ]
     if users:
         pending = list(
             ToolCall.objects.filter(call=call, state=ToolCall.State.PENDING).values_list(
-                "tool_call_id", flat=True
+                "tool_call_id", "result_message_id"
             )
         )
-        for finding in timeline.answered_while_pending(users, pending):
-            # Once per slot: a slot left "running" would otherwise flag every later turn.
-            keyed.append(analysis.Keyed(finding, f"TL202:{finding.tool_call_id}"))
+        if pending:
+            placed = {ref[0]: position for position, ref in enumerate(slot_update.refs)}
+            for tool_call_id, message_id in pending:
+                # Only caller words after the placeholder: before it, the tool had not started.
+                later = [p for p in users if p > placed.get(message_id, len(digests))]
+                for finding in timeline.answered_while_pending(later, [tool_call_id]):
+                    # Once per slot: a slot left "running" would otherwise flag every later turn.
+                    keyed.append(analysis.Keyed(finding, f"TL202:{tool_call_id}"))
     # TL206: the request rewrote what the previous one sent.
     in_place = [(p, new, old) for p, new, old in changes if old is not None]
     if in_place or len(digests) < previous_count:
@@ -192,15 +204,17 @@ def _timeline(call, number, parsed, changes, previous_count, vanished) -> list:
                     for i in rows[old].result_ids
                 ),
                 tuple(rows[new].result_ids),
+                timeline.without_transport_keys(loads(rows[old].body))
+                == timeline.without_transport_keys(loads(rows[new].body)),
             )
             for position, new, old in in_place
         ]
         for finding in timeline.history_rewritten(facts, previous_count, len(digests)):
             keyed.append(analysis.Keyed(finding, f"TL206:turn{number}"))
     # TL208: a call message vanished while its result is still sent.
-    if vanished:
+    if slot_update.vanished:
         present = {r for position in range(len(digests)) for r in parsed.message(position).results}
-        for finding in timeline.call_deleted_result_kept(sorted(vanished), present):
+        for finding in timeline.call_deleted_result_kept(sorted(slot_update.vanished), present):
             keyed.append(analysis.Keyed(finding, f"TL208:{finding.tool_call_id}"))
     # TL201: a slot still "running" several requests on.
     keyed += [
@@ -218,8 +232,7 @@ def _timeline(call, number, parsed, changes, previous_count, vanished) -> list:
         Finding.objects.filter(call=call, severity="error", code__startswith="TC", turn__lt=number)
     )
     if earlier_errors:
-        sent = set(digests)
-        repeated = [f for f in earlier_errors if f.key.rsplit(":", 1)[-1] in sent]
+        repeated = [f for f in earlier_errors if _still_broken(parsed, f)]
         for f, finding in zip(
             repeated,
             timeline.poisoned_history(
@@ -229,6 +242,21 @@ def _timeline(call, number, parsed, changes, previous_count, vanished) -> list:
         ):
             keyed.append(analysis.Keyed(finding, f"TL210:{f.key}"))
     return keyed
+
+
+def _still_broken(parsed: ParsedRequest, finding: Finding) -> bool:
+    """Whether the message of an earlier structural error is sent again and still breaks
+    the same rule (re-adding the missing call message fixes a TC001, say)."""
+    digest = finding.key.rsplit(":", 1)[-1]
+    if digest not in parsed.digests:
+        return False
+    position = parsed.digests.index(digest)
+    request, _start = analysis.window_request(parsed, position)
+    return any(
+        f.code == finding.code and f.tool_call_id == finding.tool_call_id
+        for f in structure.check(request)
+        if f.message_index == position
+    )
 
 
 def never_settled_findings(call: Call, number: int, ended: bool) -> list:
@@ -254,10 +282,13 @@ def _earlier_same_calls(call: Call, row: ToolCall, number: int) -> list:
     arguments = timeline.canonical_arguments(row.arguments)
     if arguments is None:
         return []
+    # Earlier turns, and calls issued before this one in the same request (a
+    # parallel double booking).
     earlier = [
         e
-        for e in ToolCall.objects.filter(call=call, name=row.name, issued_turn__lt=number)
-        if timeline.canonical_arguments(e.arguments) == arguments
+        for e in ToolCall.objects.filter(call=call, name=row.name, issued_turn__lte=number)
+        if (e.issued_turn, e.pk) < (row.issued_turn, row.pk)
+        and timeline.canonical_arguments(e.arguments) == arguments
     ]
     results = Message.objects.in_bulk([e.result_message_id for e in earlier if e.result_message_id])
     return [
@@ -365,6 +396,19 @@ def _changes(previous: list, refs: list) -> list[list]:
     return changes
 
 
+@dataclass
+class SlotUpdate:
+    changed: set = field(default_factory=set)  # tool-call ids whose slot changed
+    vanished: set = field(default_factory=set)  # ids whose call message left the history now
+    duplicated: dict = field(default_factory=dict)  # id -> position of a second message issuing it
+    refs: list = field(default_factory=list)  # this request's [message_id, digest] list
+
+
+def _content_string(item: dict) -> str:
+    content = item.get("content")
+    return content if isinstance(content, str) else ""
+
+
 def _update_tool_calls(
     call: Call,
     previous: list,
@@ -373,34 +417,43 @@ def _update_tool_calls(
     parsed: ParsedRequest,
     number: int,
     at: datetime,
-) -> tuple[set[str], set[str]]:
-    """Record how each tool slot touched by this request changed: the ids that did, and
-    those whose call message vanished with this request."""
+) -> "SlotUpdate":
+    """Record how each tool slot touched by this request changed."""
     current_ids = {ref[0] for ref in refs}
     touched = [parsed.message(position) for position, _id, _before in changes]
     issued = {c.id: c for m in touched for c in m.calls if c.id}
+    issuing_position, issuing_order = {}, {}
+    for position, _id, _b in changes:
+        for ref in parsed.message(position).calls:
+            issuing_position[ref.id] = position
+            issuing_order.setdefault(ref.id, len(issuing_order))
     answered = {}  # tool_call_id -> (message_id, state)
+    delivered = {}  # tool_call_id -> message_id of a developer/user message carrying its result
     for position, message_id, _before in changes:
         message = parsed.message(position)
         for call_id in message.results:
             answered[call_id] = (message_id, _result_state(message, call_id))
+        outside = slots.delivered_outside_slot(message.role, _content_string(message.item))
+        if outside:
+            delivered[outside] = message_id
     removed_ids = {ref[0] for ref in previous} - current_ids
-    vanished_calls = set()
+    vanished_calls, removed_calls = set(), set()
     if removed_ids:
         for call_ids in Message.objects.filter(id__in=removed_ids).values_list(
             "call_ids", flat=True
         ):
-            vanished_calls.update(call_ids)
+            removed_calls.update(call_ids)
         still_issued = {c.id for m in parsed.messages for c in m.calls}
-        vanished_calls -= still_issued
-    if not (issued or answered or vanished_calls):
-        return set(), set()
+        vanished_calls = removed_calls - still_issued
+    update = SlotUpdate(refs=refs)
+    if not (issued or answered or vanished_calls or delivered):
+        return update
 
     stamp = at.isoformat()
-    ids = set(issued) | set(answered) | vanished_calls
+    ids = set(issued) | set(answered) | vanished_calls | set(delivered)
     rows = {t.tool_call_id: t for t in ToolCall.objects.filter(call=call, tool_call_id__in=ids)}
-    changed, newly_vanished = set(), set()
-    for call_id in ids:
+    # In request order, so rows of parallel calls are created (and numbered) as issued.
+    for call_id in sorted(ids, key=lambda i: (issuing_order.get(i, len(issuing_order)), i)):
         row = rows.get(call_id)
         if row is None:
             if call_id in vanished_calls:
@@ -417,6 +470,9 @@ def _update_tool_calls(
                 else [],
             )
         was_vanished = row.state == ToolCall.State.VANISHED
+        if call_id in issued and row.pk and not was_vanished and call_id not in removed_calls:
+            # An id already issued by another message that is still in the history.
+            update.duplicated[call_id] = issuing_position[call_id]
         if call_id in issued and was_vanished:
             row.state = ToolCall.State.ISSUED
             row.history.append({"turn": number, "state": "reissued", "message": None, "at": stamp})
@@ -425,14 +481,19 @@ def _update_tool_calls(
             row.result_message_id = message_id
             row.state = state
             row.history.append({"turn": number, "state": state, "message": message_id, "at": stamp})
+        if call_id in delivered and row.state != ToolCall.State.RESULT:
+            row.state = ToolCall.State.DELIVERED
+            row.history.append(
+                {"turn": number, "state": "delivered", "message": delivered[call_id], "at": stamp}
+            )
         if call_id in vanished_calls and not was_vanished:
             # Even if a result arrived with this request: its call is gone.
-            newly_vanished.add(call_id)
+            update.vanished.add(call_id)
             row.state = ToolCall.State.VANISHED
             row.history.append({"turn": number, "state": "vanished", "message": None, "at": stamp})
         row.save()
-        changed.add(call_id)
-    return changed, newly_vanished
+        update.changed.add(call_id)
+    return update
 
 
 def _result_state(message: ParsedMessage, call_id: str) -> str:

@@ -204,6 +204,9 @@ class ToolCall(models.Model):
         PENDING = "pending"  # the slot holds a "still running" placeholder
         SETTLED = "settled"  # the slot holds a terminal placeholder (CANCELLED, COMPLETED)
         RESULT = "result"  # the slot holds a real result
+        # The result reached the model in another message (developer, user),
+        # while the slot itself may still say "running".
+        DELIVERED = "delivered"
         VANISHED = "vanished"  # the call's message is no longer in the history
 
     call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="tool_calls")

@@ -86,9 +86,13 @@ class Request:
     extra: dict = field(default_factory=dict)  # tool_choice, parallel_tool_calls, ...
 
 
-def normalize(fmt: str, body: dict) -> Request:
-    """The request `body` (decoded JSON of format `fmt`) as one plain model."""
-    return _NORMALIZERS[fmt](body)
+def normalize(fmt: str, body: dict, offset: int = 0) -> Request:
+    """The request `body` (decoded JSON of format `fmt`) as one plain model.
+
+    `offset`: the body holds the provider's messages from that index on (a
+    window of a longer request); indexes and position-derived ids stay absolute.
+    """
+    return _NORMALIZERS[fmt](body, offset)
 
 
 # --- shared helpers -------------------------------------------------------
@@ -143,9 +147,9 @@ def _dicts(value) -> list:
 _CHAT_MEDIA = {"image_url", "input_audio", "file", "image", "audio"}
 
 
-def _chat(body: dict) -> Request:
+def _chat(body: dict, offset: int = 0) -> Request:
     messages, instructions = [], []
-    for index, item in enumerate(body.get("messages") or []):
+    for index, item in enumerate(body.get("messages") or [], start=offset):
         if not isinstance(item, dict):
             continue
         provider_role = _str(item.get("role"), 32)
@@ -153,11 +157,15 @@ def _chat(body: dict) -> Request:
         parts = []
         content = item.get("content")
         if role == "tool":
+            # The deprecated `function` role answers by name, not by id.
+            call_id = _str(item.get("tool_call_id")) or (
+                f"function:{_str(item.get('name'))}" if provider_role == "function" else ""
+            )
             parts.append(
                 Part(
                     TOOL_RESULT,
                     text=_content_text(content),
-                    tool_call_id=_str(item.get("tool_call_id")),
+                    tool_call_id=call_id,
                     name=_str(item.get("name")),
                     raw=content,
                 )
@@ -166,7 +174,7 @@ def _chat(body: dict) -> Request:
             parts.append(Part(TEXT, text=storable(content)))
         else:
             for part in _dicts(content):
-                kind = part.get("type")
+                kind = part.get("type") if isinstance(part.get("type"), str) else ""
                 if kind in ("text", "refusal"):
                     parts.append(Part(TEXT, text=_str(part.get(kind), None), raw=part))
                 else:
@@ -174,6 +182,10 @@ def _chat(body: dict) -> Request:
         for call in _dicts(item.get("tool_calls")):
             function = call.get("function") if isinstance(call.get("function"), dict) else {}
             parts.append(_call(call.get("id"), function.get("name"), function.get("arguments"), call))
+        legacy = item.get("function_call")
+        if isinstance(legacy, dict):  # deprecated, still accepted
+            name = _str(legacy.get("name"))
+            parts.append(_call(f"function:{name}", name, legacy.get("arguments"), legacy))
         if role in ("system", "developer"):
             instructions.append(Instruction(role, _content_text(content)))
         flags = frozenset({"empty_tool_calls"}) if item.get("tool_calls") == [] else frozenset()
@@ -204,7 +216,7 @@ def _extra(body: dict, *keys: str) -> dict:
 _RESPONSES_TEXT = {"input_text", "output_text", "text", "refusal"}
 
 
-def _responses(body: dict) -> Request:
+def _responses(body: dict, offset: int = 0) -> Request:
     instructions = []
     if isinstance(body.get("instructions"), str):
         instructions.append(Instruction("instructions", storable(body["instructions"])))
@@ -212,7 +224,7 @@ def _responses(body: dict) -> Request:
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
     messages = []
-    for index, item in enumerate(items or []):
+    for index, item in enumerate(items or [], start=offset):
         if not isinstance(item, dict):
             continue
         kind = item.get("type") or "message"
@@ -237,11 +249,12 @@ def _responses(body: dict) -> Request:
             if isinstance(content, str):
                 parts.append(Part(TEXT, text=storable(content)))
             for part in _dicts(content):
-                if part.get("type") in _RESPONSES_TEXT:
-                    field_name = "refusal" if part.get("type") == "refusal" else "text"
+                kind = part.get("type") if isinstance(part.get("type"), str) else ""
+                if kind in _RESPONSES_TEXT:
+                    field_name = "refusal" if kind == "refusal" else "text"
                     parts.append(Part(TEXT, text=_str(part.get(field_name), None), raw=part))
                 else:
-                    media = part.get("type") in ("input_image", "input_file", "input_audio")
+                    media = kind in ("input_image", "input_file", "input_audio")
                     parts.append(Part(MEDIA if media else OTHER, raw=part))
             if role in ("system", "developer"):
                 instructions.append(Instruction(role, _content_text(content)))
@@ -266,13 +279,13 @@ def _responses(body: dict) -> Request:
 # --- Anthropic Messages -----------------------------------------------------
 
 
-def _anthropic(body: dict) -> Request:
+def _anthropic(body: dict, offset: int = 0) -> Request:
     instructions = []
     system = body.get("system")
     if system is not None:
         instructions.append(Instruction("top_level_system", _content_text(system)))
     messages = []
-    for index, item in enumerate(body.get("messages") or []):
+    for index, item in enumerate(body.get("messages") or [], start=offset):
         if not isinstance(item, dict):
             continue
         role = _str(item.get("role"), 32)
@@ -326,14 +339,14 @@ def _anthropic(body: dict) -> Request:
 _GEMINI_ROLES = {"user": "user", "model": "assistant", "function": "tool"}
 
 
-def _gemini(body: dict) -> Request:
+def _gemini(body: dict, offset: int = 0) -> Request:
     instructions = []
     system = body.get("systemInstruction") or body.get("system_instruction")
     if isinstance(system, dict):
         instructions.append(Instruction("systemInstruction", _content_text(system.get("parts"))))
     messages = []
     open_calls: list[Part] = []  # calls of the last model turn, for id-less pairing
-    for index, item in enumerate(body.get("contents") or []):
+    for index, item in enumerate(body.get("contents") or [], start=offset):
         if not isinstance(item, dict):
             continue
         provider_role = _str(item.get("role"), 32)

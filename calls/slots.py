@@ -34,3 +34,16 @@ def classify_result(text: str) -> str | None:
             if payload.get("outcome") == "running":
                 return PENDING
     return None
+
+
+def delivered_outside_slot(role: str, text: str) -> str | None:
+    """The tool_call_id whose result a developer, system or user message carries (as
+    Pipecat's async "finished" payload does), or None."""
+    if role not in ("developer", "system", "user") or not text.lstrip().startswith("{"):
+        return None
+    try:
+        payload = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    tool_call_id = payload.get("tool_call_id") if isinstance(payload, dict) else None
+    return tool_call_id if isinstance(tool_call_id, str) and tool_call_id else None

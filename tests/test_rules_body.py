@@ -199,7 +199,7 @@ def test_escaped_telugu_is_counted():
     content = json.dumps({"day": "శుక్రవారం"})  # ensure_ascii: \\u0c36...
     (found,) = [f for f in findings([USER, call(), result(content=content)]) if f.code == "TR104"]
     letters = len("శుక్రవారం")  # 9 code points, each now six ASCII characters
-    assert dict(found.detail) == {"escapes": letters, "extra_characters": letters * 5}
+    assert dict(found.detail) == {"escapes": letters, "extra_characters": letters * 5, "inflation": 6}
 
 
 def test_raw_utf8_and_escaped_ascii_are_fine():
@@ -221,3 +221,66 @@ def test_the_async_capture_shows_every_result_problem_it_has():
     request = normalize("openai.chat", json.loads(sample_bodies("async_tool_user_speaks")[-1]))
     found = {(f.code, f.message_index) for f in result_rules.check(request)}
     assert found == {("TR101", 3), ("TR102", 6), ("TR103", 6), ("TR104", 6)}
+
+
+def test_the_window_keeps_gemini_position_ids_stable():
+    from calls.analysis import check_sequence
+    from calls.requestbody import parse_request
+
+    contents = [{"role": "user", "parts": [{"text": "hi"}]}]
+    bodies = []
+    for n in range(4):
+        contents = contents + [
+            {"role": "model", "parts": [{"functionCall": {"name": "check", "args": {"n": n}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "check", "response": {}}}]},
+        ]
+        bodies.append(parse_request(json.dumps({"contents": contents}).encode()))
+    reported = [f for answer in check_sequence(bodies) for f in answer["findings"]]
+    # Each empty {} response once, under the id of the call it answers, however the window moved.
+    assert [(f["code"], f["tool_call_id"]) for f in reported] == [
+        ("TR105", f"gemini:{1 + 2 * n}:0") for n in range(4)
+    ]
+
+
+def test_responses_results_for_a_stored_previous_response_are_no_orphans():
+    items = [{"type": "function_call_output", "call_id": "call_1", "output": "done"}]
+    assert codes(items, fmt="openai.responses", model="gpt-4.1", previous_response_id="resp_1") == []
+    assert ("TC001", "error", 0, "call_1") in codes(items, fmt="openai.responses", model="gpt-4.1")
+
+
+def test_roles_are_checked_as_the_provider_receives_them():
+    assert codes([{"parts": [{"text": "no role is fine"}]}], fmt="gemini", model="gemini-2.5-flash") == []
+    assert codes([{"role": "assistant", "parts": [{"text": "x"}]}], fmt="gemini", model="gemini-2.5-flash") == [("TC005", "error", 0, "")]
+    items = [{"type": "item_reference", "id": "msg_1"}, {"role": "user", "content": "hi"}]
+    assert codes(items, fmt="openai.responses", model="gpt-4.1") == []
+    assert codes([{"role": "tool", "content": "x"}], fmt="anthropic.messages", model="claude-sonnet-4") == [("TC005", "error", 0, "")]
+
+
+def test_odd_but_valid_json_never_crashes_the_rules():
+    deep = "[" * 5000 + "]" * 5000
+    messages = [
+        {"role": "user", "content": [{"type": [], "text": "x"}, {"type": {"a": 1}}]},
+        call(),
+        result(content=deep),
+        {"role": "developer", "content": '{"tool_call_id": "call_1", "result": "' + "[" * 3000 + '"}'},
+    ]
+    findings(messages)  # no exception
+    findings([{"type": ["x"], "content": 5}], fmt="openai.responses", model="gpt-4.1")
+
+
+def test_an_image_only_tool_result_is_not_empty():
+    messages = [
+        {"role": "user", "content": "show me"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "photo", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}}]}]},
+    ]
+    assert codes(messages, fmt="anthropic.messages", model="claude-sonnet-4") == []
+
+
+def test_deprecated_function_calls_pair_by_name():
+    messages = [
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "content": None, "function_call": {"name": "weather", "arguments": "{}"}},
+        {"role": "function", "name": "weather", "content": "sunny"},
+    ]
+    assert codes(messages) == []

@@ -169,3 +169,73 @@ def test_rs301_flags_silent_responses(key, post_events, body, fires):
 
     assert post_events(key, "c", {"type": "response", "body": body}).status_code == 201
     assert Finding.objects.filter(code="RS301").exists() == fires
+
+
+def test_a_result_delivered_as_a_developer_message_settles_the_slot(key, post_request):
+    """Pipecat's async flow: the slot keeps 'running' but the result reached the model."""
+    from calls.models import Call, ToolCall
+
+    running = tool("call_X", json.dumps({"type": "async_tool", "status": "running", "tool_call_id": "call_X"}))
+    history = [SYSTEM, {"role": "user", "content": "Friday?"}, booking("call_X"), running]
+    post_request(key, "c", {"messages": history})
+    finished = {"role": "developer", "content": json.dumps({"type": "async_tool", "tool_call_id": "call_X", "status": "finished", "result": "ok"})}
+    history += [{"role": "assistant", "content": "One moment."}, finished]
+    post_request(key, "c", {"messages": history})
+    assert ToolCall.objects.get(tool_call_id="call_X").state == "delivered"
+    assert Call.objects.get().pending_placeholders == 0
+    history += [{"role": "assistant", "content": "Booked!"}, {"role": "user", "content": "Thanks, bye"}]
+    assert timeline_codes(post_request(key, "c", {"messages": history})) == []
+
+
+def test_tl202_ignores_caller_words_sent_before_the_tool_started(key, post_request):
+    body = {"messages": [SYSTEM, {"role": "user", "content": "Book Friday."}, booking("call_X"), tool("call_X", "IN_PROGRESS")]}
+    assert timeline_codes(post_request(key, "c", body)) == []
+
+
+def test_tc003_sees_an_id_reused_across_requests(key, post_request):
+    history = [SYSTEM, {"role": "user", "content": "hi"}, booking("call_0"), tool("call_0", "ok"), {"role": "user", "content": "again"}]
+    post_request(key, "c", {"messages": history})
+    history += [booking("call_0", day="Sat"), tool("call_0", "ok too")]
+    assert ("TC003", 5, "call_0") in codes(post_request(key, "c", {"messages": history}))
+
+
+def test_tl210_stays_quiet_once_the_missing_call_is_put_back(key, post_request):
+    user = {"role": "user", "content": "Book Friday."}
+    late = tool("call_X", '{"outcome": "booked"}')
+    post_request(key, "c", {"messages": [SYSTEM, user, late, {"role": "user", "content": "Hello?"}]})
+    repaired = [SYSTEM, user, booking("call_X"), late, {"role": "user", "content": "Hello?"}]
+    assert "TL210" not in [c[0] for c in codes(post_request(key, "c", {"messages": repaired}))]
+
+
+def test_tl204_sees_a_double_booking_within_one_request(key, post_request):
+    both = {"role": "assistant", "tool_calls": booking("call_1")["tool_calls"] + booking("call_2")["tool_calls"]}
+    body = {"messages": [SYSTEM, {"role": "user", "content": "Book it"}, both, tool("call_1", "ok"), tool("call_2", "ok")]}
+    found = codes(post_request(key, "c", body))
+    assert [c for c in found if c[0] == "TL204"] == [("TL204", None, "call_2")]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"role": "assistant", "content": None, "audio": {"id": "a", "transcript": "Friday at three."}},
+        {"role": "assistant", "content": None, "refusal": "I can't help with that."},
+    ],
+)
+def test_rs301_is_quiet_for_spoken_audio_and_refusals(key, post_events, message):
+    from calls.models import Finding
+
+    post_events(key, "c", {"type": "response", "body": {"choices": [{"message": message, "finish_reason": "stop"}]}})
+    assert not Finding.objects.filter(code="RS301").exists()
+
+
+def test_tl206_moving_anthropics_cache_breakpoint_is_no_rewrite(key, post_request):
+    first = {"system": "s", "model": "claude-sonnet-4", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Friday?", "cache_control": {"type": "ephemeral"}}]},
+    ]}
+    post_request(key, "c", first)
+    second = {"system": "s", "model": "claude-sonnet-4", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Friday?"}]},
+        {"role": "assistant", "content": "Yes, at three."},
+        {"role": "user", "content": [{"type": "text", "text": "Book it.", "cache_control": {"type": "ephemeral"}}]},
+    ]}
+    assert "TL206" not in [c[0] for c in codes(post_request(key, "c", second))]

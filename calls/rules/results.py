@@ -16,13 +16,22 @@ def check(request: Request) -> list[Finding]:
     findings = []
     for message in request.messages:
         for result in message.results:
-            findings.extend(_result(message.index, result.tool_call_id, result.text))
+            findings.extend(_result(message.index, result.tool_call_id, result.text, _has_media(result.raw)))
         if message.role in _OUTSIDE_ROLES and message.text:
             findings.extend(_outside_slot(message.index, message.role, message.text))
     return findings
 
 
-def _result(index: int, tool_call_id: str, text: str) -> list[Finding]:
+def _has_media(content) -> bool:
+    """A result with image or file parts is not empty, whatever its text says."""
+    items = content.get("content") if isinstance(content, dict) else content
+    return isinstance(items, list) and any(
+        isinstance(p, dict) and p.get("type") not in ("text", "input_text", "output_text")
+        for p in items
+    )
+
+
+def _result(index: int, tool_call_id: str, text: str, has_media: bool = False) -> list[Finding]:
     findings = []
     kind = slots.classify_result(text)
     if kind == slots.PENDING:
@@ -47,7 +56,7 @@ def _result(index: int, tool_call_id: str, text: str) -> list[Finding]:
                 tool_call_id,
             )
         )
-    if text.strip().lower() in _EMPTY:
+    if text.strip().lower() in _EMPTY and not has_media:
         findings.append(
             Finding(
                 "TR105",
@@ -102,11 +111,12 @@ def _encoding(index: int, tool_call_id: str, text: str, what: str) -> list[Findi
             Finding(
                 "TR104",
                 WARNING,
-                f"{what} spells {escapes} non-Latin characters as \\uXXXX escapes "
-                f"(about {escapes * 5} extra characters the model reads and pays for).",
+                f"{what} spells {escapes} non-Latin characters as \\uXXXX escapes: six ASCII "
+                f"characters each instead of one, about {escapes * 5} extra characters the "
+                "model reads and pays for.",
                 index,
                 tool_call_id,
-                (("escapes", escapes), ("extra_characters", escapes * 5)),
+                (("escapes", escapes), ("extra_characters", escapes * 5), ("inflation", 6)),
             )
         )
     return findings
@@ -121,17 +131,22 @@ def json_layers(text: str) -> int:
     return 1 + _nested_layers(value)
 
 
-def _nested_layers(value) -> int:
+_MAX_DEPTH = 50  # containers deeper than this are not searched for JSON text
+
+
+def _nested_layers(value, depth: int = 0) -> int:
+    if depth > _MAX_DEPTH:
+        return 0
     if isinstance(value, str):
         inner = _json(value)
         # A JSON string literal that holds JSON counts (Pipecat 1.1's results).
         if isinstance(inner, (dict, list)) or (isinstance(inner, str) and _json(inner) is not None):
-            return 1 + _nested_layers(inner)
+            return 1 + _nested_layers(inner, depth + 1)
         return 0
     if isinstance(value, dict):
-        return max((_nested_layers(v) for v in value.values()), default=0)
+        return max((_nested_layers(v, depth + 1) for v in value.values()), default=0)
     if isinstance(value, list):
-        return max((_nested_layers(v) for v in value), default=0)
+        return max((_nested_layers(v, depth + 1) for v in value), default=0)
     return 0
 
 
@@ -146,7 +161,7 @@ def _json(text: str):
         return None
     try:
         return json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):  # absurdly deep JSON is still just text
         return None
 
 

@@ -11,12 +11,6 @@ _ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 _GEMINI_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 _OPENAI_ID_MAX = 40
 
-_ROLES = {
-    "openai.chat": {"system", "developer", "user", "assistant", "tool"},
-    "openai.responses": {"system", "developer", "user", "assistant", "tool"},
-    "anthropic.messages": {"user", "assistant", "tool"},
-    "gemini": {"user", "assistant", "tool"},
-}
 # Providers (by model name) that refuse a `developer` message.
 _NO_DEVELOPER = re.compile(r"deepseek|mistral|mixtral|cerebras|llama|qwen|gemma|claude|gemini", re.I)
 
@@ -64,6 +58,8 @@ def _pairing(request: Request) -> list[Finding]:
     answered_heads = set()
     for head, run in call_runs(request):
         call_ids = {c.tool_call_id for m in head for c in m.calls}
+        if not head and request.extra.get("previous_response_id"):
+            continue  # the calls live in the stored previous response
         for message in run:
             for result in message.results:
                 if result.tool_call_id not in call_ids:
@@ -114,6 +110,18 @@ def _unanswered(message: Message, tool_call_id: str, next_index: int) -> Finding
     )
 
 
+def duplicate_id(tool_call_id: str, message_index: int, earlier: int | None = None) -> Finding:
+    where = f"message {earlier}" if earlier is not None else "an earlier message"
+    return Finding(
+        "TC003",
+        WARNING,
+        f"Tool call id {tool_call_id} in message {message_index} was already used in {where}: "
+        "results pair ambiguously.",
+        message_index,
+        tool_call_id,
+    )
+
+
 def _duplicates(request: Request) -> list[Finding]:
     seen: dict[str, int] = {}
     findings = []
@@ -122,16 +130,7 @@ def _duplicates(request: Request) -> list[Finding]:
             if not call.tool_call_id or call.tool_call_id.startswith("gemini:"):
                 continue
             if call.tool_call_id in seen:
-                findings.append(
-                    Finding(
-                        "TC003",
-                        WARNING,
-                        f"Tool call id {call.tool_call_id} in message {message.index} was already "
-                        f"used in message {seen[call.tool_call_id]}: results pair ambiguously.",
-                        message.index,
-                        call.tool_call_id,
-                    )
-                )
+                findings.append(duplicate_id(call.tool_call_id, message.index, seen[call.tool_call_id]))
             else:
                 seen[call.tool_call_id] = message.index
     return findings
@@ -179,7 +178,7 @@ def _call_problem(fmt: str, call) -> tuple[str, str]:
         if not _OPENAI_NAME.match(call.name):
             return f"name {call.name!r} breaks the pattern ^[a-zA-Z0-9_-]{{1,64}}$", ERROR
         if call.arguments_is_string or not call.arguments.startswith("{"):
-            return "input must be a JSON object", ERROR
+            return "input must be a JSON object", WARNING
     elif fmt == "gemini":
         if not _GEMINI_NAME.match(call.name):
             return f"name {call.name!r} breaks Gemini's function name rules", ERROR
@@ -188,27 +187,30 @@ def _call_problem(fmt: str, call) -> tuple[str, str]:
     return "", ""
 
 
+# Roles each format accepts, as the provider receives them (provider_role).
+_PROVIDER_ROLES = {
+    "openai.chat": {"system", "developer", "user", "assistant", "tool", "function"},
+    "openai.responses": {"system", "developer", "user", "assistant"},
+    "anthropic.messages": {"user", "assistant"},
+    "gemini": {"user", "model", ""},  # the role may be left out
+}
+
+
 def _roles(request: Request) -> list[Finding]:
-    allowed = _ROLES[request.format]
+    allowed = _PROVIDER_ROLES[request.format]
     findings = []
-    no_developer = request.format in ("openai.chat", "openai.responses") and _NO_DEVELOPER.search(
-        request.model
+    target = request.extra.get("target_provider", "")
+    no_developer = request.format in ("openai.chat", "openai.responses") and (
+        _NO_DEVELOPER.search(target or request.model)
     )
     for message in request.messages:
+        if request.format == "openai.responses" and message.provider_role != message.role:
+            continue  # function_call, reasoning and other item types carry no role
         problem = ""
-        if message.role not in allowed and message.provider_role not in ("function", "reasoning", "function_call", "function_call_output"):
+        if message.provider_role not in allowed:
             problem = f"role {message.provider_role!r} is not accepted by {request.format}"
-        elif message.role == "developer" and no_developer:
-            problem = f"role 'developer' is not supported by {request.model}"
-        elif request.format == "gemini" and message.provider_role == "function":
-            findings.append(
-                Finding(
-                    "TC005",
-                    WARNING,
-                    f"Message {message.index} uses the legacy role 'function'; Gemini expects 'user'.",
-                    message.index,
-                )
-            )
+        elif message.provider_role == "developer" and no_developer:
+            problem = f"role 'developer' is not supported by {target or request.model}"
         if problem:
             findings.append(Finding("TC005", ERROR, f"Message {message.index}: {problem}.", message.index))
     return findings
@@ -216,17 +218,19 @@ def _roles(request: Request) -> list[Finding]:
 
 def _empty(request: Request) -> list[Finding]:
     findings = []
-    last = request.messages[-1].index if request.messages else None
+    last = request.messages[-1] if request.messages else None
     for message in request.messages:
         problem = ""
+        blank = not message.text.strip() and all(p.kind == "text" for p in message.parts)
         if request.format == "openai.chat":
-            if message.role == "tool" and message.results and message.results[0].raw is None:
+            if message.provider_role == "tool" and message.results and message.results[0].raw is None:
                 problem = "a tool message must have content (null is refused)"
             elif message.role == "assistant" and not message.parts:
                 problem = "an assistant message needs content or tool_calls"
-        elif request.format == "anthropic.messages" and message.index != last:
-            if message.role != "tool" and not message.parts:
-                problem = "all messages but the final assistant one need non-empty content"
+        elif request.format == "anthropic.messages" and message.role != "tool" and blank:
+            # Only a final assistant message may be empty.
+            if not (message is last and message.role == "assistant"):
+                problem = "all messages but a final assistant one need non-empty content"
         if problem:
             findings.append(Finding("TC006", ERROR, f"Message {message.index}: {problem}.", message.index))
     return findings

@@ -20,6 +20,7 @@ class Change:
     before_results: tuple[str, ...]  # tool-call ids the old message answered
     before_placeholder: bool  # the old message was a placeholder result
     after_results: tuple[str, ...]
+    same_content: bool = False  # equal but for transport-only keys (cache_control)
 
 
 def answered_while_pending(new_user_positions: list[int], pending: list[str]) -> list[Finding]:
@@ -48,6 +49,7 @@ def history_rewritten(
         c.position
         for c in changes
         if c.position < previous_count
+        and not c.same_content
         and not (c.before_placeholder and c.before_results and c.before_results == c.after_results)
     ]
     if current_count < previous_count and not edited:
@@ -114,7 +116,7 @@ def canonical_arguments(arguments: str) -> str | None:
     """Arguments in a form where key order and spacing do not matter (None if not JSON)."""
     try:
         return json.dumps(json.loads(arguments), sort_keys=True, ensure_ascii=False)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return None
 
 
@@ -220,16 +222,18 @@ def _response_parts(body: dict) -> tuple[str, int, str]:
     choices = body.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         message = choices[0].get("message") if isinstance(choices[0].get("message"), dict) else {}
-        content = message.get("content")
+        audio = message.get("audio") if isinstance(message.get("audio"), dict) else {}
+        said = [message.get("content"), message.get("refusal"), audio.get("transcript")]
+        text = "".join(t for t in said if isinstance(t, str))
         calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
-        return (content if isinstance(content, str) else ""), len(calls), str(choices[0].get("finish_reason") or "")
+        return text, len(calls), str(choices[0].get("finish_reason") or "")
     if isinstance(body.get("output"), list):  # OpenAI Responses
         text, calls = "", 0
         for item in body["output"]:
             if isinstance(item, dict) and item.get("type") == "function_call":
                 calls += 1
-            elif isinstance(item, dict):
-                for part in item.get("content") or []:
+            elif isinstance(item, dict) and isinstance(item.get("content"), list):
+                for part in item["content"]:
                     if isinstance(part, dict) and isinstance(part.get("text"), str):
                         text += part["text"]
         return text, calls, str(body.get("status") or "")
@@ -241,8 +245,22 @@ def _response_parts(body: dict) -> tuple[str, int, str]:
     candidates = body.get("candidates")
     if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict):  # Gemini
         content = candidates[0].get("content") if isinstance(candidates[0].get("content"), dict) else {}
-        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        raw_parts = content.get("parts") if isinstance(content.get("parts"), list) else []
+        parts = [p for p in raw_parts if isinstance(p, dict)]
         text = "".join(p.get("text", "") for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
         calls = sum(1 for p in parts if "functionCall" in p)
         return text, calls, str(candidates[0].get("finishReason") or "")
     return "", 1, ""  # an unknown shape: do not guess silence
+
+
+_TRANSPORT_KEYS = {"cache_control"}
+
+
+def without_transport_keys(value):
+    """A message without keys that steer the provider's cache, not what the model reads
+    (moving Anthropic's cache breakpoint to the newest message is no rewrite)."""
+    if isinstance(value, dict):
+        return {k: without_transport_keys(v) for k, v in value.items() if k not in _TRANSPORT_KEYS}
+    if isinstance(value, list):
+        return [without_transport_keys(v) for v in value]
+    return value
