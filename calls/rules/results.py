@@ -72,10 +72,9 @@ def _result(index: int, tool_call_id: str, text: str, has_media: bool = False) -
 
 
 def _outside_slot(index: int, role: str, text: str) -> list[Finding]:
-    payload = _json(text)
-    if not isinstance(payload, dict) or not isinstance(payload.get("tool_call_id"), str):
+    tool_call_id = slots.delivered_outside_slot(role, text)
+    if tool_call_id is None:
         return []
-    tool_call_id = payload["tool_call_id"]
     findings = [
         Finding(
             "TR102",
