@@ -45,11 +45,20 @@ def call_by_pk_for(user, pk) -> Call | None:
     )
 
 
-def newest_calls(project: Project, before: tuple | None = None) -> list[Call]:
-    """A page of calls, newest first; `before` is the (started_at, pk) of the last one shown."""
+def newest_calls(project: Project, before: tuple | None = None, only=None) -> list[Call]:
+    """A page of calls, newest first; `before` is the (started_at, pk) of the last one
+    shown, `only` a CallFilter."""
     calls = Call.objects.filter(project=project).select_related("project")
+    if only is not None:
+        calls = only.apply(calls)
     if before is not None:
         started_at, pk = before
         calls = calls.filter(Q(started_at__lt=started_at) | Q(started_at=started_at, pk__lt=pk))
     return list(calls.order_by("-started_at", "-pk")[:CALLS_PER_PAGE])
 
+
+
+def agents_of(project: Project) -> list[str]:
+    return sorted(
+        a for a in Call.objects.filter(project=project).values_list("agent", flat=True).distinct() if a
+    )

@@ -15,9 +15,12 @@ from .models import Call, Event, Turn
 from .turnview import tool_call_rows, turn_views
 
 
-def call_rows(calls: list[Call]) -> str:
+def call_rows(calls: list[Call], matched: bool = False) -> str:
+    """Rows for the calls list; `matched`: filtered for the page that asked, so a
+    filtered list may insert them (it cannot judge a pushed row by itself)."""
     rows = "".join(render_to_string("calls/partials/call_row.html", {"call": c}) for c in calls)
-    return f'<template hx-swap-oob="afterbegin:#call-rows">{rows}</template>'
+    flag = ' data-matched="1"' if matched else ""
+    return f'<template hx-swap-oob="afterbegin:#call-rows"{flag}>{rows}</template>'
 
 
 def call_row(call: Call) -> str:

@@ -12,9 +12,11 @@ import json
 from asgiref.sync import async_to_sync
 from channels.generic.websocket import WebsocketConsumer
 from channels.layers import get_channel_layer
+from django.http import QueryDict
 from django.template.loader import render_to_string
 
 from . import access, fragments
+from .callfilters import CallFilter
 from .models import Call, Event, Turn
 
 RESYNC_TURN_LIMIT = 100
@@ -100,8 +102,10 @@ class ProjectConsumer(_LiveConsumer):
         return project_group(self.project.pk) if self.project else ""
 
     def resync(self, request: dict) -> str:
-        calls = access.newest_calls(self.project)
-        return fragments.call_rows(calls)
+        query = request.get("filter") if isinstance(request.get("filter"), str) else ""
+        only = CallFilter.from_query(QueryDict(query.lstrip("?")))
+        calls = access.newest_calls(self.project, only=only)
+        return fragments.call_rows(calls, matched=True)
 
 
 class CallConsumer(_LiveConsumer):

@@ -10,7 +10,9 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from . import access, history, keys, rfc3339
+from .callfilters import SEVERITIES, STATUSES, CallFilter
 from .models import Call, Event, IngestKey, Membership, Turn
+from .rules import CATALOGUE
 from .turnview import attach_findings, message_list, tool_call_rows, turn_views
 
 RAW_INLINE_LIMIT = 1024 * 1024  # larger bodies are offered as a download only
@@ -54,10 +56,12 @@ def call_list(request: HttpRequest, slug: str) -> HttpResponse:
     before = rfc3339.parse(request.GET.get("before", ""))
     before_id = request.GET.get("id", "")
     cursor = (before, int(before_id)) if before and before_id.isdigit() else None
-    calls = access.newest_calls(project, before=cursor)
+    only = CallFilter.from_query(request.GET)
+    calls = access.newest_calls(project, before=cursor, only=only)
     older = None
     if len(calls) == access.CALLS_PER_PAGE:
-        older = {"before": calls[-1].started_at.isoformat(), "id": calls[-1].pk}
+        last = calls[-1]
+        older = only.querystring(before=last.started_at.isoformat(), id=last.pk)
     return render(
         request,
         "calls/call_list.html",
@@ -67,6 +71,11 @@ def call_list(request: HttpRequest, slug: str) -> HttpResponse:
             "calls": calls,
             "paged": cursor is not None,
             "older": older,
+            "only": only,
+            "agents": access.agents_of(project),
+            "rules": CATALOGUE.values(),
+            "statuses": STATUSES,
+            "severities": SEVERITIES,
             "ingest_url": request.build_absolute_uri("/api/v1/calls/"),
         },
     )

@@ -114,6 +114,26 @@ class LivePagesTest(ChannelsLiveServerTestCase):
         self.assert_not_reloaded()
         assert self.errors == []
 
+    def test_a_filtered_list_updates_its_rows_but_announces_new_calls(self):
+        self.ingest("known", sample_bodies("sync_tool")[0])
+        self.ingest("ended-call", sample_bodies("sync_tool")[0])
+        self.page.request.post(
+            f"{self.live_server_url}/api/v1/calls/ended-call/events",
+            data='{"type": "call.ended"}',
+            headers={"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"},
+        )
+        self.page.goto(f"{self.live_server_url}/p/clinic/?status=live")
+        self.wait_live()
+        self.page.wait_for_timeout(300)  # the resync answer has arrived
+        expect(self.page.locator("#filtered-new")).to_be_hidden()
+        expect(self.page.locator("#call-rows tr")).to_have_count(1)
+        self.ingest("known", sample_bodies("sync_tool")[1])
+        row = self.page.locator("#call-rows tr", has_text="known")
+        expect(row.locator("td").nth(5)).to_have_text("2", timeout=5000)
+        self.ingest("newcomer", sample_bodies("sync_tool")[0])
+        expect(self.page.locator("#filtered-new")).to_be_visible(timeout=5000)
+        expect(self.page.locator("#call-rows tr")).to_have_count(1)
+
     def test_new_turns_appear_on_the_open_call_page(self):
         bodies = sample_bodies("fix_in_place")
         self.ingest("c1", bodies[0])

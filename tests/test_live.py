@@ -209,3 +209,15 @@ def test_a_failing_broadcast_never_fails_a_stored_request(key, settings):
         channel_layers.backends.clear()
     assert response.status_code == 201
     assert Call.objects.get(external_id="c1").turn_count == 1
+
+
+async def test_a_filtered_calls_list_resyncs_with_its_own_filter(alice, key):
+    await sync_to_async(ingest)(key, "live-one", sample_bodies("sync_tool")[0])
+    await sync_to_async(ingest)(key, "ended-one", sample_bodies("sync_tool")[0])
+    await sync_to_async(ingest_events)(key, "ended-one", [{"type": "call.ended"}])
+    communicator, connected = await connect("/ws/p/clinic/", alice)
+    assert connected
+    await communicator.send_to(text_data=json.dumps({"resync": True, "filter": "?status=ended"}))
+    message = await communicator.receive_from(timeout=3)
+    assert "ended-one" in message and "live-one" not in message and 'data-matched="1"' in message
+    await communicator.disconnect()

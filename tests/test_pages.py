@@ -198,3 +198,25 @@ def test_the_calls_list_pages_without_skipping_calls_that_started_together(
     second = alice_client.get("/p/clinic/" + older).content.decode()
     shown = re.findall(r'>(call-\d{3})</a>', first) + re.findall(r'>(call-\d{3})</a>', second)
     assert sorted(shown) == [f"call-{n:03d}" for n in range(CALLS_PER_PAGE + 5)]
+
+
+def test_the_calls_list_filters_by_status_severity_rule_and_agent(alice_client, key, post_request, post_events):
+    for body in sample_bodies("async_tool_user_speaks"):
+        post_request(key, "async", body, **{"X-Agent": "pipecat"})
+    for body in sample_bodies("sync_tool"):
+        post_request(key, "clean", body, **{"X-Agent": "livekit"})
+    post_events(key, "clean", {"type": "call.ended"})
+
+    def shown(query):
+        page = alice_client.get("/p/clinic/?" + query).content.decode()
+        return sorted(re.findall(r'>(async|clean)</a>', page))
+
+    assert shown("") == ["async", "clean"]
+    assert shown("status=live") == ["async"] and shown("status=ended") == ["clean"]
+    assert shown("severity=warning") == ["async"] and shown("severity=error") == []
+    assert shown("rule=tr104") == ["async"] and shown("rule=TC001") == []
+    assert shown("agent=livekit") == ["clean"]
+    assert shown("status=bogus&rule=XX999") == ["async", "clean"]  # stale links still open
+    page = alice_client.get("/p/clinic/?severity=warning").content.decode()
+    assert 'data-filtered="1"' in page and 'id="filtered-new"' in page
+    assert 'data-filtered' not in alice_client.get("/p/clinic/").content.decode()

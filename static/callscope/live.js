@@ -22,10 +22,16 @@
     container.appendChild(el);
   }
 
-  function upsert(container, el) {
+  function upsert(container, el, matched) {
     var existing = el.id && document.getElementById(el.id);
     if (existing) {
       if (rev(el) > rev(existing)) { existing.replaceWith(el); htmx.process(el); }
+      return;
+    }
+    if (container.hasAttribute("data-filtered") && !matched) {
+      // A filtered list cannot tell whether a new call matches: say so instead.
+      var notice = document.getElementById("filtered-new");
+      if (notice) notice.hidden = false;
       return;
     }
     insertOrdered(container, el);
@@ -46,7 +52,8 @@
     d.shouldSwap = false;
     // Table rows come wrapped in a <template> (see calls/fragments.py).
     var source = d.fragment instanceof HTMLTemplateElement ? d.fragment.content : d.fragment;
-    Array.from(source.children).forEach(function (el) { upsert(target, document.importNode(el, true)); });
+    var matched = d.fragment.hasAttribute && d.fragment.hasAttribute("data-matched");
+    Array.from(source.children).forEach(function (el) { upsert(target, document.importNode(el, true), matched); });
   });
 
   function status(state, label) {
@@ -63,7 +70,7 @@
       var first = keys.length ? Math.min.apply(null, keys) : 1;
       return { resync: true, after: after, first: first };
     }
-    return { resync: true };
+    return { resync: true, filter: window.location.search };
   }
 
   document.addEventListener("htmx:wsOpen", function (evt) {
