@@ -36,7 +36,9 @@ class Keyed:
     key: str  # stable across turns: code, tool call, and the concerned message's digest
 
 
-def window_request(parsed: ParsedRequest, first_changed: int) -> tuple[Request, int]:
+def window_request(
+    parsed: ParsedRequest, first_changed: int, target: str = ""
+) -> tuple[Request, int]:
     """The request from just before `first_changed` to its end, and its offset.
 
     Starts one message early, then earlier while the window would start inside a
@@ -45,6 +47,8 @@ def window_request(parsed: ParsedRequest, first_changed: int) -> tuple[Request, 
     start = max(0, first_changed - 1)
     while True:
         request = _normalize_slice(parsed, start)
+        if target:
+            request.extra["target_provider"] = target
         head = request.messages[0] if request.messages else None
         inside_run = head is not None and (
             head.role == "tool"
@@ -61,11 +65,13 @@ def _normalize_slice(parsed: ParsedRequest, start: int) -> Request:
     return normalize(parsed.format, body, offset=start)
 
 
-def analyse(parsed: ParsedRequest, changed_positions: list[int]) -> list[Keyed]:
-    """Findings of the messages this request appended or changed, with their keys."""
+def analyse(parsed: ParsedRequest, changed_positions: list[int], target: str = "") -> list[Keyed]:
+    """Findings of the messages this request appended or changed, with their keys.
+
+    `target`: the provider the project sends to, for role rules ("" guesses it)."""
     if not changed_positions:
         return []
-    request, _start = window_request(parsed, min(changed_positions))
+    request, _start = window_request(parsed, min(changed_positions), target)
     # The window's messages carry their real indexes (normalize's offset).
     findings = structure.check(request) + results.check(request)
     keyed = []

@@ -17,7 +17,7 @@ from functools import partial
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
-from . import analysis, live, rawstore, slots
+from . import analysis, live, projectrules, rawstore, slots
 from .rules import structure, timeline
 from .models import Call, CallTip, Finding, Message, Project, ToolCall, Turn
 from .requestbody import ParsedMessage, ParsedRequest, loads, result_text
@@ -153,7 +153,8 @@ def _analyse(
 ) -> list:
     """The findings this request may show: body rules on what changed, and timeline rules."""
     try:
-        keyed = analysis.analyse(parsed, [position for position, _new, _old in changes])
+        target = call.project.rule_settings.get("target_provider", "")
+        keyed = analysis.analyse(parsed, [p for p, _new, _old in changes], target=target)
         keyed += _timeline(call, number, parsed, changes, previous_count, slot_update)
         return analysis.by_severity(keyed)
     except Exception:
@@ -314,10 +315,10 @@ def record_findings(call: Call, number: int, keyed: list) -> list:
     )
     new = []
     for item in keyed:
-        if item.key in known:
+        f = projectrules.applied(call.project.rule_settings, item.finding)
+        if f is None or item.key in known:
             continue
         known.add(item.key)
-        f = item.finding
         new.append(
             Finding(
                 call=call,

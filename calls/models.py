@@ -31,6 +31,9 @@ class Project(models.Model):
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="projects"
     )
+    # {"off": [codes], "severity": {code: severity}, "target_provider": name}; see
+    # calls.projectrules. Admins edit it on the project's rule settings page.
+    rule_settings = models.JSONField(default=dict, blank=True)
 
     def __str__(self) -> str:
         return self.slug

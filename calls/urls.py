@@ -16,6 +16,7 @@ page_patterns = [
     path("rules/<str:code>/", ruleviews.rule_detail, name="rule"),
     path("p/<slug:slug>/", views.call_list, name="calls"),
     path("p/<slug:slug>/keys/", views.project_keys, name="keys"),
+    path("p/<slug:slug>/rules/", views.project_rules, name="project-rules"),
     path("p/<slug:slug>/keys/new", views.create_key, name="create-key"),
     path("p/<slug:slug>/keys/<int:key_id>/revoke", views.revoke_key, name="revoke-key"),
     path("p/<slug:slug>/calls/<str:call_id>/", views.call_detail, name="call"),

@@ -9,7 +9,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from . import access, history, keys, rfc3339
+from . import access, history, keys, projectrules, rfc3339
 from .callfilters import SEVERITIES, STATUSES, CallFilter
 from .models import Call, Event, IngestKey, Membership, Turn
 from .rules import CATALOGUE
@@ -195,3 +195,32 @@ def revoke_key(request: HttpRequest, slug: str, key_id: int) -> HttpResponse:
         key.save(update_fields=["revoked_at"])
         messages.success(request, f"Key {key.prefix}… revoked.")
     return redirect("keys", project.slug)
+
+
+@login_required
+def project_rules(request: HttpRequest, slug: str) -> HttpResponse:
+    """Which rules this project runs, at what severity, for which provider."""
+    project = _project(request, slug)
+    can_manage = access.role_in(request.user, project) == Membership.Role.ADMIN
+    if request.method == "POST":
+        if not can_manage:
+            raise Http404("No such page.")
+        project.rule_settings = projectrules.clean(request.POST)
+        project.save(update_fields=["rule_settings"])
+        messages.success(request, "Rule settings saved; they apply to requests from now on.")
+        return redirect("project-rules", project.slug)
+    if request.method != "GET":
+        return HttpResponse(status=405)
+    return render(
+        request,
+        "calls/project_rules.html",
+        {
+            "project": project,
+            "projects": access.projects_of(request.user),
+            "rows": projectrules.rows(project.rule_settings),
+            "targets": projectrules.TARGET_PROVIDERS.items(),
+            "target": project.rule_settings.get("target_provider", ""),
+            "severities": SEVERITIES,
+            "can_manage": can_manage,
+        },
+    )

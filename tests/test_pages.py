@@ -220,3 +220,31 @@ def test_the_calls_list_filters_by_status_severity_rule_and_agent(alice_client, 
     page = alice_client.get("/p/clinic/?severity=warning").content.decode()
     assert 'data-filtered="1"' in page and 'id="filtered-new"' in page
     assert 'data-filtered' not in alice_client.get("/p/clinic/").content.decode()
+
+
+def test_an_admin_turns_a_rule_off_and_changes_a_severity(alice_client, key, post_request):
+    form = {f"on-{code}": "1" for code in __import__("calls.rules", fromlist=["CATALOGUE"]).CATALOGUE}
+    del form["on-TR101"]
+    form["severity-TR104"] = "error"
+    form["target_provider"] = "deepseek"
+    assert alice_client.post("/p/clinic/rules/", form).status_code == 302
+    answers = [post_request(key, "c", body).json()["findings"] for body in sample_bodies("async_tool_user_speaks")]
+    codes = {(f["code"], f["severity"]) for answer in answers for f in answer}
+    assert ("TR101", "info") not in codes
+    assert ("TR104", "error") in codes
+    assert ("TC005", "error") in codes  # developer messages, for a provider without them
+    page = alice_client.get("/p/clinic/rules/").content.decode()
+    assert 'name="on-TR101" value="1" aria-label="Run TR101">' in page  # unchecked now
+
+
+def test_only_admins_change_rule_settings(project):
+    from calls.models import Membership as M
+
+    user = get_user_model().objects.create_user("vera")
+    M.objects.create(project=project, user=user, role=M.Role.VIEWER)
+    client = Client()
+    client.force_login(user)
+    assert client.get("/p/clinic/rules/").status_code == 200
+    assert client.post("/p/clinic/rules/", {"target_provider": "deepseek"}).status_code == 404
+    project.refresh_from_db()
+    assert project.rule_settings == {}

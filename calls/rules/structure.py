@@ -12,7 +12,9 @@ _GEMINI_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 _OPENAI_ID_MAX = 40
 
 # Providers (by model name) that refuse a `developer` message.
-_NO_DEVELOPER = re.compile(r"deepseek|mistral|mixtral|cerebras|llama|qwen|gemma|claude|gemini", re.I)
+_NO_DEVELOPER = re.compile(
+    r"deepseek|mistral|mixtral|cerebras|llama|qwen|gemma|claude|gemini|anthropic", re.I
+)
 
 
 def check(request: Request) -> list[Finding]:
