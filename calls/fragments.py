@@ -11,6 +11,7 @@ may depend on who is looking.
 
 from django.template.loader import render_to_string
 
+from .callpicture import picture
 from .models import Call, Event, Turn
 from .turnview import tool_call_rows, turn_views
 
@@ -62,4 +63,11 @@ def events(call: Call, events: list[Event]) -> str:
         )
         + "</ol>"
         for number, items in by_turn.items()
+    )
+
+
+def timeline(call: Call) -> str:
+    """The call's picture; its cost grows with the call, so live pushes send it sparingly."""
+    return render_to_string(
+        "calls/partials/timeline.html", {"call": call, "picture": picture(call), "oob": True}
     )

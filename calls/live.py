@@ -20,6 +20,7 @@ from .callfilters import CallFilter
 from .models import Call, Event, Turn
 
 RESYNC_TURN_LIMIT = 100
+TIMELINE_EVERY = 5  # turns between redraws of the call's picture when no slot changed
 
 
 def project_group(project_id: int) -> str:
@@ -44,13 +45,19 @@ def broadcast_turn(call: Call, turn: Turn, changed_tool_calls: set[str]) -> None
     html = fragments.call_header(call) + fragments.turns(call, [turn])
     if changed_tool_calls:
         html += fragments.tool_rows(call, changed_tool_calls)
+    # The picture is redrawn whole: when a tool slot changed, and every few turns.
+    if changed_tool_calls or turn.number % TIMELINE_EVERY == 0:
+        html += fragments.timeline(call)
     _send(call_group(call.pk), html)
 
 
 def broadcast_events(call: Call, events: list[Event]) -> None:
     """Push new events to the calls list and the call page (called after commit)."""
     _send(project_group(call.project_id), fragments.call_row(call))
-    _send(call_group(call.pk), fragments.call_header(call) + fragments.events(call, events))
+    html = fragments.call_header(call) + fragments.events(call, events)
+    if any(e.type.startswith("hold.") or e.type == "call.ended" for e in events):
+        html += fragments.timeline(call)
+    _send(call_group(call.pk), html)
 
 
 class _LiveConsumer(WebsocketConsumer):
@@ -131,6 +138,7 @@ class CallConsumer(_LiveConsumer):
         events = Event.objects.filter(call=call, turn__gte=lowest, turn__lte=after).order_by("pk")
         return (
             fragments.call_header(call)
+            + fragments.timeline(call)
             + fragments.tool_rows(call)
             + fragments.turns(call, turns)
             + fragments.events(call, list(events))

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from . import access, history, keys, projectrules, rfc3339
 from .callfilters import SEVERITIES, STATUSES, CallFilter
+from .callpicture import picture
 from .models import Call, Event, IngestKey, Membership, Turn
 from .rules import CATALOGUE
 from .turnview import attach_findings, message_list, tool_call_rows, turn_views
@@ -101,6 +102,7 @@ def call_detail(request: HttpRequest, slug: str, call_id: str) -> HttpResponse:
     if request.htmx:  # "show earlier turns": just the sections, inserted above
         return render(request, "calls/partials/turn_page.html", context)
     context["tool_call_rows"] = tool_call_rows(call)
+    context["picture"] = picture(call)
     context["projects"] = access.projects_of(request.user)
     return render(request, "calls/call_detail.html", context)
 

@@ -248,3 +248,21 @@ def test_only_admins_change_rule_settings(project):
     assert client.post("/p/clinic/rules/", {"target_provider": "deepseek"}).status_code == 404
     project.refresh_from_db()
     assert project.rule_settings == {}
+
+
+def test_the_call_page_draws_the_call_over_time(alice_client, key, post_request, post_events):
+    for body in sample_bodies("async_tool_user_speaks"):
+        post_request(key, "c", body)
+    post_events(key, "c", [
+        {"type": "hold.started", "tool_call_ids": ["call_x"]},
+        {"type": "hold.released", "tool_call_ids": ["call_x"], "cause": "timeout"},
+    ])
+    page = alice_client.get("/p/clinic/calls/c/").content.decode()
+    svg = re.search(r'<section id="call-timeline".*?</svg>', page, re.S).group(0)
+    assert svg.count('class="req"') == 5  # one mark per model request
+    assert svg.count('class="caller"') == 3  # the caller spoke before turns 1, 2 and 4
+    assert svg.count('class="bar ') == 2  # two tool calls
+    assert 'class="bar bar-delivered"' in svg and 'class="bar bar-result"' in svg
+    assert 'class="hold hold-timeout"' in svg
+    assert 'class="mark-warning"' in svg and "TR104" in svg
+    assert "<script" not in svg and "style=" not in svg
