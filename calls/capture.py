@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
 from . import analysis, live, projectrules, rawstore, slots
+from .rules import results as rule_results
 from .rules import structure, timeline
 from .models import Call, CallTip, Finding, Message, Project, ToolCall, Turn
 from .requestbody import ParsedMessage, ParsedRequest, loads, result_text
@@ -178,20 +179,16 @@ def _timeline(call, number, parsed, changes, previous_count, slot_update) -> lis
         and not parsed.message(position).results
         and not slots.delivered_outside_slot("user", _content_string(parsed.message(position).item))
     ]
-    if users:
-        pending = list(
-            ToolCall.objects.filter(call=call, state=ToolCall.State.PENDING).values_list(
-                "tool_call_id", "result_message_id"
-            )
-        )
-        if pending:
-            placed = {ref[0]: position for position, ref in enumerate(slot_update.refs)}
-            for tool_call_id, message_id in pending:
-                # Only caller words after the placeholder: before it, the tool had not started.
-                later = [p for p in users if p > placed.get(message_id, len(digests))]
-                for finding in timeline.answered_while_pending(later, [tool_call_id]):
-                    # Once per slot: a slot left "running" would otherwise flag every later turn.
-                    keyed.append(analysis.Keyed(finding, f"TL202:{tool_call_id}"))
+    # Slots still "running" after this request: TL202 and TL201 both need them.
+    pending = list(ToolCall.objects.filter(call=call, state=ToolCall.State.PENDING))
+    if users and pending:
+        placed = {ref[0]: position for position, ref in enumerate(slot_update.refs)}
+        for row in pending:
+            # Only caller words after the placeholder: before it, the tool had not started.
+            later = [p for p in users if p > placed.get(row.result_message_id, len(digests))]
+            for finding in timeline.answered_while_pending(later, [row.tool_call_id]):
+                # Once per slot: a slot left "running" would otherwise flag every later turn.
+                keyed.append(analysis.Keyed(finding, f"TL202:{row.tool_call_id}"))
     # TL206: the request rewrote what the previous one sent.
     in_place = [(p, new, old) for p, new, old in changes if old is not None]
     if in_place or len(digests) < previous_count:
@@ -220,10 +217,15 @@ def _timeline(call, number, parsed, changes, previous_count, slot_update) -> lis
     # TL201: a slot still "running" several requests on.
     keyed += [
         analysis.Keyed(f, f"TL201:{f.tool_call_id}")
-        for f in never_settled_findings(call, number, ended=False)
+        for f in never_settled_findings(call, number, ended=False, pending=pending)
     ]
     # TL204 / TL205: a tool called again with the same arguments.
-    for row in ToolCall.objects.filter(call=call, issued_turn=number).exclude(name=""):
+    issued_now = (
+        ToolCall.objects.filter(call=call, issued_turn=number).exclude(name="")
+        if slot_update.changed
+        else []
+    )
+    for row in issued_now:
         for finding in timeline.repeated_call(
             row.tool_call_id, row.name, row.arguments, _earlier_same_calls(call, row, number)
         ):
@@ -260,9 +262,16 @@ def _still_broken(parsed: ParsedRequest, finding: Finding) -> bool:
     )
 
 
-def never_settled_findings(call: Call, number: int, ended: bool) -> list:
-    """TL201 for slots still pending, unless their result reached the model in another role."""
-    rows = list(ToolCall.objects.filter(call=call, state=ToolCall.State.PENDING))
+def never_settled_findings(
+    call: Call, number: int, ended: bool, pending: list | None = None
+) -> list:
+    """TL201 for slots still pending (`pending`: those rows, if already loaded), unless
+    their result reached the model in another role."""
+    rows = (
+        pending
+        if pending is not None
+        else list(ToolCall.objects.filter(call=call, state=ToolCall.State.PENDING))
+    )
     if not rows:
         return []
     delivered = set(
@@ -299,8 +308,7 @@ def _earlier_same_calls(call: Call, row: ToolCall, number: int) -> list:
             e.state,
             e.state == ToolCall.State.RESULT
             and e.result_message_id in results
-            and result_text(results[e.result_message_id].body, e.tool_call_id).strip().lower()
-            in ("", "null", "none", "{}", "[]"),
+            and rule_results.is_empty(result_text(results[e.result_message_id].body, e.tool_call_id)),
         )
         for e in earlier
     ]

@@ -22,6 +22,11 @@ def check(request: Request) -> list[Finding]:
     return findings
 
 
+def is_empty(text: str) -> bool:
+    """A result text that tells the model nothing ("", "null", "{}", ...)."""
+    return text.strip().lower() in _EMPTY
+
+
 def _has_media(content) -> bool:
     """A result with image or file parts is not empty, whatever its text says."""
     items = content.get("content") if isinstance(content, dict) else content
@@ -56,7 +61,7 @@ def _result(index: int, tool_call_id: str, text: str, has_media: bool = False) -
                 tool_call_id,
             )
         )
-    if text.strip().lower() in _EMPTY and not has_media:
+    if is_empty(text) and not has_media:
         findings.append(
             Finding(
                 "TR105",
