@@ -10,6 +10,7 @@ reports each key once per call, at the turn where it first appears.
 from dataclasses import dataclass
 
 from .normalize import Request, normalize
+from .projectrules import DEFAULT, Policy
 from .requestbody import ParsedRequest
 from . import rules
 from .rules import SEVERITY_ORDER, Finding, results, structure
@@ -65,15 +66,18 @@ def _normalize_slice(parsed: ParsedRequest, start: int) -> Request:
     return normalize(parsed.format, body, offset=start)
 
 
-def analyse(parsed: ParsedRequest, changed_positions: list[int], target: str = "") -> list[Keyed]:
+def analyse(
+    parsed: ParsedRequest, changed_positions: list[int], policy: Policy = DEFAULT
+) -> list[Keyed]:
     """Findings of the messages this request appended or changed, with their keys.
 
-    `target`: the provider the project sends to, for role rules ("" guesses it)."""
+    `policy`: the project's target provider (for role rules; "" guesses it) and
+    placeholder patterns."""
     if not changed_positions:
         return []
-    request, _start = window_request(parsed, min(changed_positions), target)
+    request, _start = window_request(parsed, min(changed_positions), policy.target)
     # The window's messages carry their real indexes (normalize's offset).
-    findings = structure.check(request) + results.check(request)
+    findings = structure.check(request) + results.check(request, policy.placeholders)
     keyed = []
     for finding in findings:
         digest = ""
@@ -89,29 +93,13 @@ def by_severity(keyed: list[Keyed]) -> list[Keyed]:
     )
 
 
-def analyse_whole(parsed: ParsedRequest) -> list[Finding]:
+def analyse_whole(parsed: ParsedRequest, policy: Policy = DEFAULT) -> list[Finding]:
     """Every finding of one request on its own (for /api/v1/check)."""
     request = normalize(parsed.format, {**parsed.meta, _ITEMS_KEY[parsed.format]: parsed.items})
-    findings = structure.check(request) + results.check(request)
+    if policy.target:
+        request.extra["target_provider"] = policy.target
+    findings = structure.check(request) + results.check(request, policy.placeholders)
     return sorted(findings, key=lambda f: (SEVERITY_ORDER[f.severity], f.message_index or 0))
-
-
-def check_sequence(requests: list[ParsedRequest]) -> list[dict]:
-    """Consecutive requests of one call: each finding reported once, where it first appears."""
-    answers, seen, previous = [], set(), []
-    for position, parsed in enumerate(requests):
-        changed = [
-            i for i, digest in enumerate(parsed.digests)
-            if i >= len(previous) or previous[i] != digest
-        ]
-        new = []
-        for item in analyse(parsed, changed):
-            if item.key not in seen:
-                seen.add(item.key)
-                new.append(finding_json(item.finding))
-        answers.append({"index": position, "format": parsed.format, "findings": new})
-        previous = parsed.digests
-    return answers
 
 
 def finding_json(finding: Finding) -> dict:

@@ -13,13 +13,12 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
-from . import analysis, capture, events, history, keys, rfc3339
+from . import analysis, capture, dryrun, events, history, keys, projectrules, rfc3339
 from .models import Call, Turn
-from .requestbody import BodyError, canonical_json_bytes, decode_json, parse_request
+from .requestbody import BodyError, decode_json, parse_request
 
 MAX_CALL_ID_LENGTH = 200
 MAX_HEADER_VALUE_LENGTH = 200
-MAX_CHECK_BODIES = 1000
 
 
 class ApiError(Exception):
@@ -174,9 +173,7 @@ def post_events(request: HttpRequest, call_id: str) -> JsonResponse:
     raw = _json_body(request)
     incoming = events.parse_events(raw, _header(request, "Idempotency-Key"))
     try:
-        call, stored, duplicates = events.record_events(
-            request.project, call_id, incoming, timezone.now()
-        )
+        recorded = events.record_events(request.project, call_id, incoming, timezone.now())
     except events.EventConflict:
         raise ApiError(
             409,
@@ -184,8 +181,13 @@ def post_events(request: HttpRequest, call_id: str) -> JsonResponse:
             "An event id or Idempotency-Key of this post was already used for a different event.",
         ) from None
     return JsonResponse(
-        {"call": call.external_id, "stored": stored, "duplicates": duplicates},
-        status=201 if stored else 200,
+        {
+            "call": recorded.call.external_id,
+            "stored": recorded.stored,
+            "duplicates": recorded.duplicates,
+            "findings": [f.as_json() for f in recorded.findings],
+        },
+        status=201 if recorded.stored else 200,
     )
 
 
@@ -285,19 +287,13 @@ def check(request: HttpRequest) -> JsonResponse:
     fmt = _header(request, "X-Request-Format")
     body = decode_json(raw)
     if isinstance(body, list):
-        if not body or len(body) > MAX_CHECK_BODIES:
-            raise ApiError(
-                400, "invalid_shape", f"Send between 1 and {MAX_CHECK_BODIES} request bodies."
-            )
-        parsed = [parse_request(canonical_json_bytes(item), fmt) for item in body]
-        return JsonResponse({"requests": analysis.check_sequence(parsed)})
+        steps = dryrun.parse_steps(body, fmt)
+        return JsonResponse({"requests": dryrun.check_sequence(request.project, steps)})
     parsed = parse_request(raw, fmt)
-    return JsonResponse(
-        {
-            "format": parsed.format,
-            "findings": [analysis.finding_json(f) for f in analysis.analyse_whole(parsed)],
-        }
-    )
+    settings = request.project.rule_settings
+    found = analysis.analyse_whole(parsed, projectrules.policy(settings))
+    shown = [f for f in (projectrules.applied(settings, f) for f in found) if f is not None]
+    return JsonResponse({"format": parsed.format, "findings": [analysis.finding_json(f) for f in shown]})
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

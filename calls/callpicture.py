@@ -18,7 +18,12 @@ RIGHT = 8
 TOP_ROW = 30  # y of the requests row
 LANE = 16  # height of one tool lane
 FIRST_LANE = 52
-SETTLED = {"result", "settled", "delivered", "vanished"}
+SETTLED = {"result", "settled", "delivered", "vanished", "lost"}
+HOLD_CSS = {
+    "timeout": "hold hold-timeout",
+    "inferred": "hold hold-inferred",
+    "not held": "hold hold-broken",
+}
 
 
 @dataclass
@@ -49,7 +54,8 @@ def layout(
     findings: list[tuple[int, float, str, str]],
 ) -> Picture:
     """requests: (turn, offset, caller spoke); tools: (id, name, issued, settled or None,
-    state); holds: (start, end or None, cause); findings: (turn, offset, severity, code)."""
+    state); holds: (start, end or None, cause: result, timeout, or for holds inferred
+    from placeholders "inferred" / "not held"); findings: (turn, offset, severity, code)."""
     span = max(seconds, 1.0)
     usable = WIDTH - LEFT - RIGHT
 
@@ -61,10 +67,16 @@ def layout(
     shapes = picture.shapes
     for start, end, cause in holds:
         left = x(start)
+        until = f"{end:.1f}s" if end is not None else "now"
+        if cause == "not held":
+            label = f"caller NOT held while a tool ran, {start:.1f}s to {until}: the caller spoke"
+        elif cause == "inferred":
+            label = f"caller held {start:.1f}s to {until} (inferred from a 'running' placeholder)"
+        else:
+            label = f"caller held {start:.1f}s to {until}" + (f" ({cause})" if cause and end is not None else "")
         shapes.append(
             Shape("hold", left, 0, max(2.0, x(end if end is not None else span) - left), height - 18,
-                  "hold" + (" hold-timeout" if cause == "timeout" else ""),
-                  f"caller held {start:.1f}s to " + (f"{end:.1f}s ({cause})" if end is not None else "now"))
+                  HOLD_CSS.get(cause, "hold"), label)
         )
     for step in range(0, 6):
         offset = span * step / 5
@@ -88,6 +100,31 @@ def layout(
         shapes.append(Shape("finding", x(offset), 6, 4, css=f"mark-{severity}",
                             label=f"turn {turn}: {codes}", anchor=f"#turn-{turn}"))
     return picture
+
+
+def inferred_holds(call: Call, seconds_since) -> list[tuple[float, float | None, str]]:
+    """For agents that send no hold.* events: each 'running' stretch of a slot is a
+    hold, broken ("not held") where a request brought caller words meanwhile (TL202)."""
+    broken = set(
+        Finding.objects.filter(call=call, code="TL202").values_list("tool_call_id", flat=True)
+    )
+    holds = []
+    for t in ToolCall.objects.filter(call=call):
+        start = None
+        for entry in t.history:
+            if "event" in entry:
+                continue
+            if entry["state"] == "pending":
+                start = start if start is not None else entry["at"]
+            elif start is not None:
+                holds.append((start, entry["at"], t.tool_call_id))
+                start = None
+        if start is not None:
+            holds.append((start, None, t.tool_call_id))
+    return [
+        (seconds_since(begin), seconds_since(end), "not held" if tool_call_id in broken else "inferred")
+        for begin, end, tool_call_id in holds
+    ]
 
 
 def picture(call: Call) -> Picture:
@@ -126,6 +163,8 @@ def picture(call: Call) -> Picture:
         elif key in open_holds:
             holds.append((open_holds.pop(key), seconds_since(event.at), event.fields.get("cause", "")))
     holds += [(begin, None, "") for begin in open_holds.values()]
+    if not holds:
+        holds = inferred_holds(call, seconds_since)
     by_turn: dict[int, list[Finding]] = {}
     for finding in Finding.objects.filter(call=call).order_by("turn", "pk"):
         by_turn.setdefault(finding.turn, []).append(finding)

@@ -17,14 +17,15 @@ from functools import partial
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
-from . import analysis, live, projectrules, rawstore, slots
+from . import analysis, live, projectrules, rawstore, responsebody, slotchecks, slots
 from .rules import results as rule_results
 from .rules import structure, timeline
-from .models import Call, CallTip, Finding, Message, Project, ToolCall, Turn
+from .models import Call, CallTip, Event, Finding, Message, Project, ToolCall, Turn
 from .requestbody import ParsedMessage, ParsedRequest, loads, result_text
 
 
-_sqlite_writers = threading.Lock()
+# Re-entrant: a dry run (calls.dryrun) holds it around the ingests it rolls back.
+_sqlite_writers = threading.RLock()
 logger = logging.getLogger(__name__)
 
 
@@ -87,6 +88,7 @@ def record_request(
 
         tip = call.tip
         number = call.turn_count + 1
+        policy = projectrules.policy(project.rule_settings)
         refs = _message_refs(call, tip.messages, parsed, number)
         changes = _changes(tip.messages, refs)
         checkpoint = (number - 1) % settings.CALLSCOPE_RAW_CHECKPOINT_EVERY == 0 or not tip.raw
@@ -115,11 +117,15 @@ def record_request(
             changes=changes,
             snapshot=[ref[0] for ref in refs] if checkpoint else None,
         )
-        slot_update = _update_tool_calls(call, tip.messages, refs, changes, parsed, number, sent_at)
+        slot_update = _update_tool_calls(
+            call, tip.messages, refs, changes, parsed, number, sent_at, policy
+        )
         changed_tool_calls = slot_update.changed
 
         findings = record_findings(
-            call, number, _analyse(call, number, parsed, changes, len(tip.messages), slot_update)
+            call,
+            number,
+            _analyse(call, number, parsed, changes, len(tip.messages), slot_update, policy, sent_at),
         )
 
         tip.messages = refs
@@ -151,12 +157,13 @@ def _analyse(
     changes: list,
     previous_count: int,
     slot_update: "SlotUpdate",
+    policy: projectrules.Policy,
+    sent_at: datetime,
 ) -> list:
     """The findings this request may show: body rules on what changed, and timeline rules."""
     try:
-        target = call.project.rule_settings.get("target_provider", "")
-        keyed = analysis.analyse(parsed, [p for p, _new, _old in changes], target=target)
-        keyed += _timeline(call, number, parsed, changes, previous_count, slot_update)
+        keyed = analysis.analyse(parsed, [p for p, _new, _old in changes], policy)
+        keyed += _timeline(call, number, parsed, changes, previous_count, slot_update, policy, sent_at)
         return analysis.by_severity(keyed)
     except Exception:
         # A rule's bug must never cost the agent its stored request.
@@ -164,7 +171,7 @@ def _analyse(
         return []
 
 
-def _timeline(call, number, parsed, changes, previous_count, slot_update) -> list:
+def _timeline(call, number, parsed, changes, previous_count, slot_update, policy, sent_at) -> list:
     keyed = []
     digests = parsed.digests
     # TC003 across turns: the window only sees this request's new messages.
@@ -180,7 +187,7 @@ def _timeline(call, number, parsed, changes, previous_count, slot_update) -> lis
         and not slots.delivered_outside_slot("user", _content_string(parsed.message(position).item))
     ]
     # Slots still "running" after this request: TL202 and TL201 both need them.
-    pending = list(ToolCall.objects.filter(call=call, state=ToolCall.State.PENDING))
+    pending = slotchecks.pending_rows(call)
     if users and pending:
         placed = {ref[0]: position for position, ref in enumerate(slot_update.refs)}
         for row in pending:
@@ -198,7 +205,8 @@ def _timeline(call, number, parsed, changes, previous_count, slot_update) -> lis
                 position,
                 tuple(rows[old].result_ids),
                 any(
-                    slots.classify_result(result_text(rows[old].body, i)) is not None
+                    slots.classify_result(result_text(rows[old].body, i), policy.placeholders)
+                    is not None
                     for i in rows[old].result_ids
                 ),
                 tuple(rows[new].result_ids),
@@ -215,10 +223,18 @@ def _timeline(call, number, parsed, changes, previous_count, slot_update) -> lis
         for finding in timeline.call_deleted_result_kept(sorted(slot_update.vanished), present):
             keyed.append(analysis.Keyed(finding, f"TL208:{finding.tool_call_id}"))
     # TL201: a slot still "running" several requests on.
-    keyed += [
-        analysis.Keyed(f, f"TL201:{f.tool_call_id}")
-        for f in never_settled_findings(call, number, ended=False, pending=pending)
-    ]
+    keyed += slotchecks.never_settled(call, number, False, policy, pending)
+    # TL207: a slot "running" (until now, or still) for longer than the project allows.
+    keyed += slotchecks.pending_too_long(
+        sent_at, policy, slotchecks.running_since(pending) + slot_update.left_pending
+    )
+    # TL203: a result the model had, or a tool announced, that no message carries.
+    for tool_call_id, since in sorted(slot_update.lost.items()):
+        for finding in timeline.result_lost(tool_call_id, since):
+            keyed.append(analysis.Keyed(finding, f"TL203:{tool_call_id}"))
+    keyed += slotchecks.finished_not_carried(call, number, False, policy)
+    # RS302: the previous response's words did not make it into this request.
+    keyed += _spoken_text_dropped(call, number, parsed, changes)
     # TL204 / TL205: a tool called again with the same arguments.
     issued_now = (
         ToolCall.objects.filter(call=call, issued_turn=number).exclude(name="")
@@ -227,7 +243,11 @@ def _timeline(call, number, parsed, changes, previous_count, slot_update) -> lis
     )
     for row in issued_now:
         for finding in timeline.repeated_call(
-            row.tool_call_id, row.name, row.arguments, _earlier_same_calls(call, row, number)
+            row.tool_call_id,
+            row.name,
+            row.arguments,
+            _earlier_same_calls(call, row, number),
+            policy.side_effect,
         ):
             keyed.append(analysis.Keyed(finding, f"{finding.code}:{row.tool_call_id}"))
     # TL210: an error this call already had is still in the history.
@@ -262,30 +282,36 @@ def _still_broken(parsed: ParsedRequest, finding: Finding) -> bool:
     )
 
 
-def never_settled_findings(
-    call: Call, number: int, ended: bool, pending: list | None = None
-) -> list:
-    """TL201 for slots still pending (`pending`: those rows, if already loaded), unless
-    their result reached the model in another role."""
-    rows = (
-        pending
-        if pending is not None
-        else list(ToolCall.objects.filter(call=call, state=ToolCall.State.PENDING))
-    )
-    if not rows:
+def _spoken_text_dropped(call: Call, number: int, parsed: ParsedRequest, changes: list) -> list:
+    """RS302 against the response events reported for the previous request."""
+    if number < 2:
         return []
-    delivered = set(
-        Finding.objects.filter(
-            call=call, code="TR102", tool_call_id__in=[r.tool_call_id for r in rows]
-        ).values_list("tool_call_id", flat=True)
+    responses = Event.objects.filter(call=call, type="response", turn=number - 1)
+    if not responses:
+        return []
+    new = [parsed.message(position) for position, _new, _old in changes]
+    carried = {c.id for m in new for c in m.calls}
+    texts = [_assistant_text(m.item) for m in new if m.role in ("assistant", "model")]
+    keyed = []
+    for event in responses:
+        response = responsebody.read(event.fields.get("body"))
+        for f in timeline.spoken_text_dropped(response, number - 1, carried, texts):
+            keyed.append(analysis.Keyed(f, f"RS302:event{event.pk}"))
+    return keyed
+
+
+def _assistant_text(item: dict) -> str:
+    """The words of an assistant message in any of the four formats."""
+    content = item.get("content", item.get("parts"))
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return " ".join(
+        p["text"]
+        for p in content
+        if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
     )
-    pending = []
-    for row in rows:
-        if row.tool_call_id in delivered:
-            continue  # TR102 already says where the result went
-        since = max((h["turn"] for h in row.history if h["state"] == "pending"), default=number)
-        pending.append((row.tool_call_id, since))
-    return timeline.never_settled(pending, number, ended)
 
 
 def _earlier_same_calls(call: Call, row: ToolCall, number: int) -> list:
@@ -411,6 +437,9 @@ class SlotUpdate:
     vanished: set = field(default_factory=set)  # ids whose call message left the history now
     duplicated: dict = field(default_factory=dict)  # id -> position of a second message issuing it
     refs: list = field(default_factory=list)  # this request's [message_id, digest] list
+    # (id, since) of slots whose 'running' stretch this request ended
+    left_pending: list = field(default_factory=list)
+    lost: dict = field(default_factory=dict)  # id -> since when the lost result was carried
 
 
 def _content_string(item: dict) -> str:
@@ -426,6 +455,7 @@ def _update_tool_calls(
     parsed: ParsedRequest,
     number: int,
     at: datetime,
+    policy: projectrules.Policy,
 ) -> "SlotUpdate":
     """Record how each tool slot touched by this request changed."""
     current_ids = {ref[0] for ref in refs}
@@ -441,31 +471,37 @@ def _update_tool_calls(
     for position, message_id, _before in changes:
         message = parsed.message(position)
         for call_id in message.results:
-            answered[call_id] = (message_id, _result_state(message, call_id))
+            answered[call_id] = (message_id, _result_state(message, call_id, policy))
         outside = slots.delivered_outside_slot(message.role, _content_string(message.item))
         if outside:
             delivered[outside] = message_id
     removed_ids = {ref[0] for ref in previous} - current_ids
-    vanished_calls, removed_calls = set(), set()
+    vanished_calls, removed_calls, uncarried = set(), set(), set()
     if removed_ids:
-        for call_ids in Message.objects.filter(id__in=removed_ids).values_list(
-            "call_ids", flat=True
-        ):
+        for call_ids, result_ids, role, body in Message.objects.filter(
+            id__in=removed_ids
+        ).values_list("call_ids", "result_ids", "role", "body"):
             removed_calls.update(call_ids)
+            uncarried.update(result_ids)
+            outside = slots.delivered_outside_slot(role, _content_string(loads(body)))
+            if outside:
+                uncarried.add(outside)
         still_issued = {c.id for m in parsed.messages for c in m.calls}
         vanished_calls = removed_calls - still_issued
+        # Results that left with a removed message and are sent nowhere else now.
+        uncarried -= set(answered) | set(delivered) | _carried_anywhere(parsed, uncarried)
     update = SlotUpdate(refs=refs)
-    if not (issued or answered or vanished_calls or delivered):
+    if not (issued or answered or vanished_calls or delivered or uncarried):
         return update
 
     stamp = at.isoformat()
-    ids = set(issued) | set(answered) | vanished_calls | set(delivered)
+    ids = set(issued) | set(answered) | vanished_calls | set(delivered) | uncarried
     rows = {t.tool_call_id: t for t in ToolCall.objects.filter(call=call, tool_call_id__in=ids)}
     # In request order, so rows of parallel calls are created (and numbered) as issued.
     for call_id in sorted(ids, key=lambda i: (issuing_order.get(i, len(issuing_order)), i)):
         row = rows.get(call_id)
         if row is None:
-            if call_id in vanished_calls:
+            if call_id not in issued and call_id not in answered and call_id not in delivered:
                 continue
             ref = issued.get(call_id)
             row = ToolCall(
@@ -474,17 +510,25 @@ def _update_tool_calls(
                 name=ref.name if ref else "",
                 arguments=ref.arguments if ref else "",
                 issued_turn=number,
-                history=[{"turn": number, "state": "issued", "message": None, "at": stamp}]
-                if ref
-                else [],
+                history=[],
             )
-        was_vanished = row.state == ToolCall.State.VANISHED
-        if call_id in issued and row.pk and not was_vanished and call_id not in removed_calls:
-            # An id already issued by another message that is still in the history.
-            update.duplicated[call_id] = issuing_position[call_id]
-        if call_id in issued and was_vanished:
-            row.state = ToolCall.State.ISSUED
-            row.history.append({"turn": number, "state": "reissued", "message": None, "at": stamp})
+        before = row.state
+        call_gone = _call_gone(row)
+        if call_id in issued:
+            ref = issued[call_id]
+            if call_gone:
+                row.state = ToolCall.State.ISSUED
+                row.history.append({"turn": number, "state": "reissued", "message": None, "at": stamp})
+            elif _issued_by_a_request(row):
+                if call_id not in removed_calls:  # else its message was edited or moved
+                    # An id already issued by another message that is still in the history.
+                    update.duplicated[call_id] = issuing_position[call_id]
+            else:
+                # First seen in a request (perhaps announced by a response event before).
+                row.name = row.name or ref.name
+                row.arguments = row.arguments or ref.arguments
+                row.history.append({"turn": number, "state": "issued", "message": None, "at": stamp})
+        since = slotchecks.pending_since(row)[1] if before == ToolCall.State.PENDING else None
         if call_id in answered:
             message_id, state = answered[call_id]
             row.result_message_id = message_id
@@ -495,18 +539,55 @@ def _update_tool_calls(
             row.history.append(
                 {"turn": number, "state": "delivered", "message": delivered[call_id], "at": stamp}
             )
-        if call_id in vanished_calls and not was_vanished:
+        if call_id in vanished_calls and not call_gone:
             # Even if a result arrived with this request: its call is gone.
             update.vanished.add(call_id)
             row.state = ToolCall.State.VANISHED
             row.history.append({"turn": number, "state": "vanished", "message": None, "at": stamp})
+        if call_id in uncarried and before in (ToolCall.State.RESULT, ToolCall.State.DELIVERED):
+            carried_since = max(
+                (h["turn"] for h in row.history if h["state"] == before and "event" not in h),
+                default=number,
+            )
+            update.lost[call_id] = f"carried since turn {carried_since}"
+            row.state = ToolCall.State.LOST
+            row.history.append({"turn": number, "state": "lost", "message": None, "at": stamp})
+        if before == ToolCall.State.PENDING and row.state != before and since is not None:
+            update.left_pending.append((call_id, since))
         row.save()
         update.changed.add(call_id)
     return update
 
 
-def _result_state(message: ParsedMessage, call_id: str) -> str:
-    kind = slots.classify_result(result_text(message.canonical, call_id))
+def _call_gone(row: ToolCall) -> bool:
+    """Whether the message issuing this call left the history (and has not come back)."""
+    for entry in reversed(row.history):
+        if "event" in entry:
+            continue
+        if entry["state"] == "vanished":
+            return True
+        if entry["state"] in ("issued", "reissued"):
+            return False
+    return False
+
+
+def _issued_by_a_request(row: ToolCall) -> bool:
+    return any(h["state"] in ("issued", "reissued") and "event" not in h for h in row.history)
+
+
+def _carried_anywhere(parsed: ParsedRequest, ids: set) -> set:
+    """Which of `ids` some message of this request answers or delivers (moved, not lost)."""
+    carried = set()
+    for message in parsed.messages:
+        carried.update(i for i in message.results if i in ids)
+        outside = slots.delivered_outside_slot(message.role, _content_string(message.item))
+        if outside in ids:
+            carried.add(outside)
+    return carried
+
+
+def _result_state(message: ParsedMessage, call_id: str, policy: projectrules.Policy) -> str:
+    kind = slots.classify_result(result_text(message.canonical, call_id), policy.placeholders)
     if kind == slots.PENDING:
         return ToolCall.State.PENDING
     if kind == slots.TERMINAL:

@@ -5,11 +5,10 @@ from datetime import datetime
 from functools import partial
 
 
-from . import live, rfc3339
-from . import analysis
-from .capture import lock_call, never_settled_findings, record_findings, write_transaction
+from . import analysis, live, projectrules, responsebody, rfc3339, slotchecks
+from .capture import lock_call, record_findings, write_transaction
 from .rules import timeline
-from .models import Call, Event, Project
+from .models import Call, Event, Project, ToolCall
 from .requestbody import BodyError, canonical_json, decode_json
 from .storable import text as storable
 
@@ -107,11 +106,20 @@ def _parse_event(item, where: str, idempotency_key: str | None, index: int) -> I
     return IncomingEvent(kind, at, turn, storable(tool_call_id), canonical_json(item), key)
 
 
+@dataclass(frozen=True)
+class Recorded:
+    call: Call
+    stored: int
+    duplicates: int
+    findings: list  # the Finding rows first reported by these events
+
+
 def record_events(
     project: Project, external_id: str, events: list[IncomingEvent], received_at: datetime
-) -> tuple[Call, int, int]:
-    """Store the events that are new: (call, stored, duplicates)."""
+) -> Recorded:
+    """Store the events that are new."""
     stored = duplicates = 0
+    findings = []
     with write_transaction() as after_commit:
         call = lock_call(project, external_id, received_at)
         call.project = project
@@ -147,28 +155,75 @@ def record_events(
                 call.ended_at = at
         if new:
             Event.objects.bulk_create(new)
-            record_findings(call, call.turn_count, _findings(call, new))
+            changed = _update_tool_calls(call, new)
+            policy = projectrules.policy(project.rule_settings)
+            findings = record_findings(call, call.turn_count, _findings(call, new, policy))
+            if changed:
+                call.tool_call_count = ToolCall.objects.filter(call=call).count()
             stored = len(new)
             call.event_count += stored
             call.last_activity_at = max(call.last_activity_at, received_at)
             call.revision += 1
             call.save()
-            after_commit.append(partial(live.broadcast_events, call, new))
-    return call, stored, duplicates
+            after_commit.append(partial(live.broadcast_events, call, new, changed))
+    return Recorded(call, stored, duplicates, findings)
 
 
-def _findings(call: Call, events: list[Event]) -> list:
-    """What the events themselves show: silence, holds that timed out, slots never settled."""
+def _update_tool_calls(call: Call, events: list[Event]) -> set[str]:
+    """What the events say of tool calls: a response issued them, a tool started,
+    finished or was cancelled. Written to the rows' history (marked as coming from an
+    event), never to the slot's state, which is what requests carry."""
+    said = []  # (tool_call_id, name, arguments, event, state)
+    for event in events:
+        fields = event.fields
+        if event.type == "response":
+            for c in responsebody.read(fields.get("body")).calls:
+                if c.tool_call_id:  # cut as requests' ids are, so both name one row
+                    said.append((storable(c.tool_call_id, 200), c.name, c.arguments, event, "issued"))
+        elif event.type.startswith("tool."):
+            name = fields.get("name", "")
+            said.append((event.tool_call_id, name, "", event, event.type.removeprefix("tool.")))
+    if not said:
+        return set()
+    rows = {
+        t.tool_call_id: t
+        for t in ToolCall.objects.filter(call=call, tool_call_id__in={s[0] for s in said})
+    }
+    for tool_call_id, name, arguments, event, state in said:
+        row = rows.get(tool_call_id)
+        if row is None:
+            row = rows[tool_call_id] = ToolCall(
+                call=call, tool_call_id=tool_call_id, issued_turn=event.turn, history=[]
+            )
+        row.name = row.name or (storable(name, 200) if isinstance(name, str) else "")
+        row.arguments = row.arguments or storable(arguments)
+        row.history.append(
+            {"turn": event.turn, "state": state, "message": None, "at": event.at.isoformat(), "event": event.type}
+        )
+        if state == "finished" and row.finished_turn is None:
+            row.finished_turn, row.finished_at = event.turn, event.at
+    for row in rows.values():
+        row.save()
+    return set(rows)
+
+
+def _findings(call: Call, events: list[Event], policy: projectrules.Policy) -> list:
+    """What the events themselves show: silence, holds that timed out, slots 'running'
+    too long or never settled, results that never reached a request."""
     keyed = []
     for event in events:
         fields = event.fields
         if event.type == "response":
-            for finding in timeline.silent_response(fields.get("body")):
+            for finding in timeline.silent_response(responsebody.read(fields.get("body"))):
                 keyed.append(analysis.Keyed(finding, f"RS301:event{event.pk}"))
         elif event.type == "hold.released" and fields.get("cause") == "timeout":
             for finding in timeline.hold_timeout(fields["tool_call_ids"]):
                 keyed.append(analysis.Keyed(finding, f"TL207:{finding.tool_call_id}"))
-        elif event.type == "call.ended":
-            for finding in never_settled_findings(call, call.turn_count, ended=True):
-                keyed.append(analysis.Keyed(finding, f"TL201:{finding.tool_call_id}"))
+        if event.type in ("hold.released", "tool.finished", "call.ended"):
+            # The slot may still say "running": measure it up to this moment.
+            pending = slotchecks.pending_rows(call)
+            keyed += slotchecks.pending_too_long(event.at, policy, slotchecks.running_since(pending))
+        if event.type == "call.ended":
+            keyed += slotchecks.never_settled(call, call.turn_count, True, policy)
+            keyed += slotchecks.finished_not_carried(call, call.turn_count, True, policy)
     return analysis.by_severity(keyed)

@@ -51,11 +51,13 @@ def broadcast_turn(call: Call, turn: Turn, changed_tool_calls: set[str]) -> None
     _send(call_group(call.pk), html)
 
 
-def broadcast_events(call: Call, events: list[Event]) -> None:
+def broadcast_events(call: Call, events: list[Event], changed_tool_calls: set[str] = frozenset()) -> None:
     """Push new events to the calls list and the call page (called after commit)."""
     _send(project_group(call.project_id), fragments.call_row(call))
     html = fragments.call_header(call) + fragments.events(call, events)
-    if any(e.type.startswith("hold.") or e.type == "call.ended" for e in events):
+    if changed_tool_calls:
+        html += fragments.tool_rows(call, changed_tool_calls)
+    if changed_tool_calls or any(e.type.startswith("hold.") or e.type == "call.ended" for e in events):
         html += fragments.timeline(call)
     _send(call_group(call.pk), html)
 

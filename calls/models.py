@@ -211,6 +211,7 @@ class ToolCall(models.Model):
         # while the slot itself may still say "running".
         DELIVERED = "delivered"
         VANISHED = "vanished"  # the call's message is no longer in the history
+        LOST = "lost"  # a real result the model had is carried by no message any more
 
     call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="tool_calls")
     tool_call_id = models.CharField(max_length=200)
@@ -221,8 +222,12 @@ class ToolCall(models.Model):
     result_message = models.ForeignKey(
         Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # [{"turn": n, "state": ..., "message": id_or_null, "at": iso}, ...]
+    # [{"turn": n, "state": ..., "message": id_or_null, "at": iso}, ...]; entries
+    # learnt from events (response, tool.*) also name the "event" type.
     history = models.JSONField(default=list)
+    # When a tool.finished event said the tool produced its result.
+    finished_turn = models.PositiveIntegerField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -590,7 +590,9 @@ DOCS: dict[str, RuleDoc] = {
             "A result the model already saw, such as a confirmed booking, is missing from later "
             "requests, usually because an interruption truncated the context. The model no longer "
             "knows the action happened and does it again: LiveKit Agents #3702 reported "
-            "duplicate orders this way."
+            "duplicate orders this way. It also fires when a `tool.finished` event announced a "
+            "result that no request carries a few requests later (the project's never-settled "
+            "count, 2 by default) or by the end of the call."
         ),
         bad=r"""[
   {"request": 4, "messages": [
@@ -915,7 +917,9 @@ DOCS: dict[str, RuleDoc] = {
             "The model spoke and called a tool in one response (\"Let me check Friday for "
             "you.\"), but the next request carries the call with empty content, so the model "
             "does not know it already said that. It says it again and the caller hears the bot "
-            "repeat itself (pipecat #3023, #2787, #1572)."
+            "repeat itself (pipecat #3023, #2787, #1572). Send the model's responses as "
+            "`response` events for this rule to run; words kept only in part (cut by an "
+            "interruption) count as kept."
         ),
         bad=r"""[
   {"response": 2, "message": {"role": "assistant", "content": "Let me check Friday for you.", "tool_calls": [

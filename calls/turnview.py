@@ -8,7 +8,7 @@ histories that ingest recorded, so no turn needs the whole history rebuilt.
 
 from dataclasses import dataclass, field
 
-from . import history
+from . import history, projectrules
 from .models import Call, Event, Finding, Message, ToolCall, Turn
 from .requestbody import canonical_json, loads, result_text
 from .slots import classify_result
@@ -81,16 +81,21 @@ def turn_views(call: Call, turns: list[Turn], events: list[Event] | None = None)
     for finding in Finding.objects.filter(call=call, turn__in=[t.number for t in turns]):
         findings_by_turn.setdefault(finding.turn, []).append(finding)
 
+    placeholders = projectrules.policy(call.project.rule_settings).placeholders
     views = []
     for turn in turns:
         appended, changed = [], []
         for position, message_id, before in turn.changes:
-            view = message_view(turn, position, messages[message_id], tool_calls, messages)
+            view = message_view(
+                turn, position, messages[message_id], tool_calls, messages, placeholders
+            )
             if position >= turn.previous_message_count:
                 appended.append(view)
             else:
                 old = messages.get(before)
-                old_view = message_view(turn, position, old, {}, messages) if old else None
+                old_view = (
+                    message_view(turn, position, old, {}, messages, placeholders) if old else None
+                )
                 changed.append((old_view, view))
         findings = sort_findings(findings_by_turn.get(turn.number, []))
         elsewhere = attach_findings([*appended, *(after for _before, after in changed)], findings)
@@ -146,7 +151,9 @@ def message_view(
     message: Message,
     tool_calls: dict[str, ToolCall],
     messages: dict[int, Message],
+    placeholders: tuple = (),
 ) -> MessageView:
+    """`placeholders`: the project's own placeholder patterns."""
     item = loads(message.body)
     view = MessageView(position=position, message_id=message.pk, role=message.role or "?")
     if turn.format == "openai.chat" and isinstance(item, dict):
@@ -193,7 +200,7 @@ def message_view(
                 "issued_turn": known.issued_turn if known and known.history else None,
             }
         )
-        view.placeholder = classify_result(result_text(message.body, call_id))
+        view.placeholder = classify_result(result_text(message.body, call_id), placeholders)
     return view
 
 
@@ -238,6 +245,8 @@ def state_as_of(tool_call: ToolCall, number: int) -> tuple[str, int | None]:
     for entry in tool_call.history:
         if entry["turn"] > number:
             break
+        if "event" in entry:  # what an event said of the tool, not of its slot
+            continue
         if entry["state"] in ("vanished", "reissued", "issued"):
             state = "issued" if entry["state"] != "vanished" else "vanished"
             if entry["state"] == "vanished":
@@ -259,7 +268,10 @@ def message_list(turn: Turn, call: Call) -> list[MessageView]:
     by_id = {m.pk: m for m in rows}
     missing = result_message_ids(tool_calls.values()) - by_id.keys()
     by_id.update(Message.objects.in_bulk(missing))
-    return [message_view(turn, i, m, tool_calls, by_id) for i, m in enumerate(rows)]
+    placeholders = projectrules.policy(call.project.rule_settings).placeholders
+    return [
+        message_view(turn, i, m, tool_calls, by_id, placeholders) for i, m in enumerate(rows)
+    ]
 
 
 def tool_call_rows(call: Call, tool_call_ids: set[str] | None = None) -> list[dict]:

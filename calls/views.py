@@ -204,14 +204,17 @@ def project_rules(request: HttpRequest, slug: str) -> HttpResponse:
     """Which rules this project runs, at what severity, for which provider."""
     project = _project(request, slug)
     can_manage = access.role_in(request.user, project) == Membership.Role.ADMIN
+    settings, errors = project.rule_settings, {}
     if request.method == "POST":
         if not can_manage:
             raise Http404("No such page.")
-        project.rule_settings = projectrules.clean(request.POST)
-        project.save(update_fields=["rule_settings"])
-        messages.success(request, "Rule settings saved; they apply to requests from now on.")
-        return redirect("project-rules", project.slug)
-    if request.method != "GET":
+        settings, errors = projectrules.clean(request.POST)
+        if not errors:
+            project.rule_settings = settings
+            project.save(update_fields=["rule_settings"])
+            messages.success(request, "Rule settings saved; they apply to requests from now on.")
+            return redirect("project-rules", project.slug)
+    elif request.method != "GET":
         return HttpResponse(status=405)
     return render(
         request,
@@ -219,10 +222,17 @@ def project_rules(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "project": project,
             "projects": access.projects_of(request.user),
-            "rows": projectrules.rows(project.rule_settings),
+            "rows": projectrules.rows(settings),
             "targets": projectrules.TARGET_PROVIDERS.items(),
-            "target": project.rule_settings.get("target_provider", ""),
+            "target": settings.get("target_provider", ""),
+            # After a refused post, what the admin typed, to correct it.
+            "values": {**projectrules.form_values(settings), **(
+                {k: request.POST.get(k, "") for k in projectrules.FORM_FIELDS} if errors else {}
+            )},
+            "limits": projectrules.THRESHOLDS,
+            "errors": errors,
             "severities": SEVERITIES,
             "can_manage": can_manage,
         },
+        status=400 if errors else 200,
     )

@@ -17,7 +17,13 @@ ALL_TYPES = [
 def test_it_stores_every_event_type_in_one_post(key, post_events):
     response = post_events(key, "c", ALL_TYPES)
     assert response.status_code == 201
-    assert response.json() == {"call": "c", "stored": 8, "duplicates": 0}
+    answer = response.json()
+    assert {k: answer[k] for k in ("call", "stored", "duplicates")} == {"call": "c", "stored": 8, "duplicates": 0}
+    # The findings these events raised: the hold timed out, and call_1 finished but no
+    # request ever carried its result.
+    assert sorted((f["code"], f["tool_call_id"]) for f in answer["findings"]) == [
+        ("TL203", "call_1"), ("TL207", "call_1")
+    ]
     assert [e.type for e in Event.objects.order_by("pk")] == [e["type"] for e in ALL_TYPES]
     interruption = Event.objects.get(type="interruption")
     assert interruption.at.isoformat() == "2026-11-29T23:34:01+00:00"
@@ -90,7 +96,7 @@ def test_retried_events_are_stored_once(key, post_events):
     assert post_events(key, "c", batch).json()["stored"] == 2
     again = post_events(key, "c", batch)
     assert again.status_code == 200
-    assert again.json() == {"call": "c", "stored": 0, "duplicates": 2}
+    assert again.json() == {"call": "c", "stored": 0, "duplicates": 2, "findings": []}
     header_batch = [{"type": "interruption"}]
     post_events(key, "c", header_batch, **{"Idempotency-Key": "k1"})
     post_events(key, "c", header_batch, **{"Idempotency-Key": "k1"})

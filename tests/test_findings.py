@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from calls.models import Call, Finding
 from tests.conftest import sample_bodies
 
@@ -83,8 +85,18 @@ def test_check_analyses_consecutive_bodies_like_a_call(key, client):
     )
     answers = response.json()["requests"]
     assert [[f["code"] for f in a["findings"]] for a in answers] == [
-        [], ["TR101"], ["TR102", "TR103", "TR104"], [], [],
+        [], ["TL202", "TR101"], ["TR102", "TR103", "TR104"], [], [],
     ]
+    assert Call.objects.count() == 0
+
+
+def test_check_answers_what_ingest_answers(key, client, post_request):
+    for name in ("async_tool_user_speaks", "interruption_sync_tool", "sync_tool"):
+        bodies = sample_bodies(name)
+        checked = check(client, key, [json.loads(b) for b in bodies]).json()["requests"]
+        ingested = [post_request(key, name, b).json()["findings"] for b in bodies]
+        strip = lambda found: [{k: v for k, v in f.items() if k != "turn"} for f in found]  # noqa: E731
+        assert [strip(c["findings"]) for c in checked] == [strip(i) for i in ingested]
 
 
 def test_check_needs_a_key_and_a_model_request(client, key):
@@ -94,3 +106,72 @@ def test_check_needs_a_key_and_a_model_request(client, key):
         headers={"Authorization": f"Bearer {key}"},
     )
     assert response.status_code == 400 and response.json()["error"]["code"] == "unrecognized_format"
+
+
+def check(client, key, body):
+    return client.post(
+        "/api/v1/check", data=json.dumps(body), content_type="application/json",
+        headers={"Authorization": f"Bearer {key}"},
+    )
+
+
+def test_check_runs_the_timeline_rules_over_a_sequence_and_stores_nothing(key, client):
+    from calls.models import Event, ToolCall, Turn
+
+    system, user = {"role": "system", "content": "Sita"}, {"role": "user", "content": "Book Friday."}
+    call = {"role": "assistant", "tool_calls": [{"id": "call_X", "type": "function", "function": {"name": "book_appointment", "arguments": "{}"}}]}
+    late = {"role": "tool", "tool_call_id": "call_X", "content": '{"outcome": "booked"}'}
+    steps = [
+        {"messages": [system, user]},
+        {
+            "request": {"messages": [system, user, call, {"role": "tool", "tool_call_id": "call_X", "content": "IN_PROGRESS"}]},
+            "sent_at": "2026-11-30T10:00:00Z",
+        },
+        # The caller interrupts; the call message is dropped and the late result lands alone.
+        {"request": {"messages": [system, user, late, {"role": "user", "content": "Hello?"}]}, "sent_at": "2026-11-30T10:00:40Z"},
+        {"events": [{"type": "call.ended"}]},
+    ]
+    answer = check(client, key, steps)
+    assert answer.status_code == 200, answer.content
+    found = [[f["code"] for f in step["findings"]] for step in answer.json()["requests"]]
+    assert found[0] == [] and "TR101" in found[1]
+    assert {"TL208", "TC001", "TL207"} <= set(found[2])
+    assert answer.json()["requests"][3]["format"] is None
+    assert (Call.objects.count(), Turn.objects.count(), Finding.objects.count()) == (0, 0, 0)
+    assert (ToolCall.objects.count(), Event.objects.count()) == (0, 0)
+
+
+def test_check_sees_response_events_between_requests(key, client):
+    user = {"role": "user", "content": "Book Friday."}
+    response = {"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant", "content": "Booking Friday now.", "tool_calls": [{"id": "call_A", "type": "function", "function": {"name": "book", "arguments": "{}"}}]}}]}
+    dropped = {"role": "assistant", "content": None, "tool_calls": response["choices"][0]["message"]["tool_calls"]}
+    steps = [
+        {"request": {"messages": [user]}, "events": [{"type": "response", "body": response}]},
+        {"messages": [user, dropped, {"role": "tool", "tool_call_id": "call_A", "content": "IN_PROGRESS"}]},
+    ]
+    answers = check(client, key, steps).json()["requests"]
+    assert "RS302" in [f["code"] for f in answers[1]["findings"]]
+
+
+def test_check_uses_the_projects_rule_settings(key, client, project):
+    project.rule_settings = {"off": ["TC001"]}
+    project.save()
+    assert check(client, key, ORPHAN).json()["findings"] == []
+    assert [s["findings"] for s in check(client, key, [ORPHAN]).json()["requests"]] == [[]]
+
+
+@pytest.mark.parametrize(
+    "steps, code, where",
+    [
+        ([], "invalid_shape", "between 1 and"),
+        ([{"messages": []}] * 201, "invalid_shape", "between 1 and"),
+        ([{"messages": []}, {"prompt": "hi"}], "unrecognized_format", "Step [1]"),
+        ([{"request": {"messages": []}, "events": [{"type": "nope"}]}], "unknown_event_type", "Step [0]"),
+        ([{"request": {"messages": []}, "sent_at": "yesterday"}], "invalid_sent_at", "Step [0]"),
+    ],
+)
+def test_check_refuses_a_bad_step_naming_it(key, client, steps, code, where):
+    answer = check(client, key, steps)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == code and where in answer.json()["error"]["message"]
+    assert Call.objects.count() == 0

@@ -237,6 +237,60 @@ def test_an_admin_turns_a_rule_off_and_changes_a_severity(alice_client, key, pos
     assert 'name="on-TR101" value="1" aria-label="Run TR101">' in page  # unchecked now
 
 
+def all_rules_on():
+    return {f"on-{code}": "1" for code in __import__("calls.rules", fromlist=["CATALOGUE"]).CATALOGUE}
+
+
+def test_an_admin_sets_thresholds_and_placeholder_patterns(alice_client, project, key, post_request):
+    form = {
+        **all_rules_on(),
+        "pending_seconds": "10",
+        "never_settled_after": "3",
+        "side_effect_pattern": "^(book|refund)_",
+        "placeholders": "pending regex ^Working on it\r\nterminal field state=aborted\r\n",
+    }
+    assert alice_client.post("/p/clinic/rules/", form).status_code == 302
+    project.refresh_from_db()
+    assert project.rule_settings["thresholds"] == {"pending_seconds": 10, "never_settled_after": 3}
+    assert project.rule_settings["placeholders"] == ["pending regex ^Working on it", "terminal field state=aborted"]
+    page = alice_client.get("/p/clinic/rules/").content.decode()
+    assert 'value="10"' in page and "^(book|refund)_" in page and "terminal field state=aborted</textarea>" in page
+    # The pattern is used from the next request on.
+    body = {"messages": [{"role": "user", "content": "Book"}, {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "book_x", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "call_1", "content": "Working on it"}]}
+    assert "TR101" in [f["code"] for f in post_request(key, "c", body).json()["findings"]]
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("pending_seconds", "0"),
+        ("pending_seconds", "soon"),
+        ("never_settled_after", "1000"),
+        ("side_effect_pattern", "book(|"),
+        ("placeholders", "pending glob *running*"),
+        ("placeholders", "pending field =x"),
+        ("placeholders", "pending regex ("),
+    ],
+)
+def test_bad_thresholds_and_patterns_are_refused_and_nothing_is_saved(alice_client, project, field, value):
+    before = {"off": ["TR101"]}
+    project.rule_settings = before
+    project.save()
+    answer = alice_client.post("/p/clinic/rules/", {**all_rules_on(), field: value})
+    assert answer.status_code == 400
+    page = answer.content.decode()
+    assert 'role="alert"' in page and 'aria-invalid="true"' in page
+    assert f"{value}" in page.replace("&#x27;", "'").replace("&lt;", "<")  # what was typed, to correct
+    project.refresh_from_db()
+    assert project.rule_settings == before
+
+
+def test_a_hand_edited_settings_dict_never_breaks_ingest(project, key, post_request):
+    project.rule_settings = {"thresholds": [1], "placeholders": "x", "side_effect_pattern": "(", "target_provider": 7}
+    project.save()
+    assert post_request(key, "c", sample_bodies("sync_tool")[0]).status_code == 201
+
+
 def test_only_admins_change_rule_settings(project):
     from calls.models import Membership as M
 
@@ -266,3 +320,21 @@ def test_the_call_page_draws_the_call_over_time(alice_client, key, post_request,
     assert 'class="hold hold-timeout"' in svg
     assert 'class="mark-warning"' in svg and "TR104" in svg
     assert "<script" not in svg and "style=" not in svg
+    assert "hold-inferred" not in svg and "hold-broken" not in svg  # real hold events win
+
+
+def test_the_picture_infers_holds_from_placeholders_when_no_hold_events_come(alice_client, key, post_request):
+    """The async capture never sends hold.* events: its 'running' slot is drawn as a hold
+    the caller broke by speaking (TL202)."""
+    for body in sample_bodies("async_tool_user_speaks"):
+        post_request(key, "c", body)
+    page = alice_client.get("/p/clinic/calls/c/").content.decode()
+    svg = re.search(r'<section id="call-timeline".*?</svg>', page, re.S).group(0)
+    assert svg.count('class="hold hold-broken"') == 1
+    assert "caller NOT held while a tool ran" in svg
+    user = {"role": "user", "content": "Book Friday."}
+    call = {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "book", "arguments": "{}"}}]}
+    post_request(key, "f", {"messages": [user, call, {"role": "tool", "tool_call_id": "call_1", "content": "IN_PROGRESS"}]})
+    post_request(key, "f", {"messages": [user, call, {"role": "tool", "tool_call_id": "call_1", "content": "booked"}]})
+    svg = re.search(r'<section id="call-timeline".*?</svg>', alice_client.get("/p/clinic/calls/f/").content.decode(), re.S).group(0)
+    assert 'class="hold hold-inferred"' in svg and "hold-broken" not in svg

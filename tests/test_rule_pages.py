@@ -280,3 +280,13 @@ def test_hostile_doc_text_is_escaped(alice_client, monkeypatch):
     assert "<code>&lt;script&gt;alert(1)&lt;/script&gt;</code>" in page
     assert "&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in page
     assert "<code>&lt;img src=x onerror=alert(3)&gt;</code>" in page
+
+
+def test_tl209_examples_are_what_the_rule_says():
+    from calls.normalize import normalize
+    from calls.rules import structure
+
+    doc = doc_for("TL209")
+    fired = [f.code for f in structure.check(normalize("openai.chat", {"messages": json.loads(doc.bad)}))]
+    assert "TL209" in fired
+    assert structure.check(normalize("openai.chat", {"messages": json.loads(doc.good)})) == []

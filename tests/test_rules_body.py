@@ -223,10 +223,7 @@ def test_the_async_capture_shows_every_result_problem_it_has():
     assert found == {("TR101", 3), ("TR102", 6), ("TR103", 6), ("TR104", 6)}
 
 
-def test_the_window_keeps_gemini_position_ids_stable():
-    from calls.analysis import check_sequence
-    from calls.requestbody import parse_request
-
+def test_the_window_keeps_gemini_position_ids_stable(key, client):
     contents = [{"role": "user", "parts": [{"text": "hi"}]}]
     bodies = []
     for n in range(4):
@@ -234,8 +231,12 @@ def test_the_window_keeps_gemini_position_ids_stable():
             {"role": "model", "parts": [{"functionCall": {"name": "check", "args": {"n": n}}}]},
             {"role": "user", "parts": [{"functionResponse": {"name": "check", "response": {}}}]},
         ]
-        bodies.append(parse_request(json.dumps({"contents": contents}).encode()))
-    reported = [f for answer in check_sequence(bodies) for f in answer["findings"]]
+        bodies.append({"contents": contents})
+    answer = client.post(
+        "/api/v1/check", data=json.dumps(bodies), content_type="application/json",
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    reported = [f for step in answer.json()["requests"] for f in step["findings"]]
     # Each empty {} response once, under the id of the call it answers, however the window moved.
     assert [(f["code"], f["tool_call_id"]) for f in reported] == [
         ("TR105", f"gemini:{1 + 2 * n}:0") for n in range(4)
@@ -284,3 +285,62 @@ def test_deprecated_function_calls_pair_by_name():
         {"role": "function", "name": "weather", "content": "sunny"},
     ]
     assert codes(messages) == []
+
+
+# TR103 inside a call's arguments
+def test_json_text_inside_arguments_is_double_encoded():
+    arguments = json.dumps({"slot": json.dumps({"day": "Fri", "time": "15:30"})})
+    (found,) = [f for f in findings([USER, call(arguments=arguments), result()]) if f.code == "TR103"]
+    assert (found.message_index, found.tool_call_id, dict(found.detail)["where"]) == (1, "call_1", "arguments")
+
+
+def test_plain_arguments_are_not_double_encoded():
+    arguments = json.dumps({"day": "Fri", "note": "say \"hi\"", "n": "42"})
+    assert [f for f in findings([USER, call(arguments=arguments), result()]) if f.code == "TR103"] == []
+
+
+# TL209 late-pair-inside-open-call
+def test_a_stale_pair_re_added_inside_an_open_call_is_flagged():
+    """The write-up's last lesson: the old pair went in between the new call and its result."""
+    messages = [SYSTEM, USER, call("call_new"), call("call_old", name="book_appointment"), result("call_old"), result("call_new")]
+    found = codes(messages)
+    assert ("TL209", "error", 3, "call_old") in found
+    # The provider's own complaints come with it.
+    assert ("TC001", "error", 5, "call_new") in found and ("TC002", "error", 2, "call_new") in found
+
+
+def test_a_parallel_call_split_by_a_late_pair_is_flagged():
+    parallel = {"role": "assistant", "tool_calls": [
+        {"id": "call_a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        {"id": "call_b", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    messages = [USER, parallel, result("call_a"), call("call_old"), result("call_old"), result("call_b")]
+    assert ("TL209", "error", 3, "call_old") in codes(messages)
+
+
+def test_a_stale_pair_re_added_at_a_turn_boundary_is_fine():
+    messages = [SYSTEM, USER, call("call_old"), result("call_old"), call("call_new"), result("call_new"), USER]
+    assert codes(messages) == []
+
+
+def test_anthropic_and_gemini_late_pairs_are_flagged():
+    def use(i):
+        return {"role": "assistant", "content": [{"type": "tool_use", "id": i, "name": "f", "input": {}}]}
+
+    def answer(i):
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": i, "content": "ok"}]}
+
+    assert "TL209" in [c[0] for c in codes([USER, use("tu_new"), use("tu_old"), answer("tu_old"), answer("tu_new")], fmt="anthropic.messages", model="claude-sonnet-4")]
+
+    def fc(i):
+        return {"role": "model", "parts": [{"functionCall": {"id": i, "name": "f", "args": {}}}]}
+
+    def fr(i):
+        return {"role": "user", "parts": [{"functionResponse": {"id": i, "name": "f", "response": {"ok": True}}}]}
+
+    assert "TL209" in [c[0] for c in codes([{"role": "user", "parts": [{"text": "hi"}]}, fc("a"), fc("b"), fr("b"), fr("a")], fmt="gemini", model="gemini-2.5-flash")]
+
+
+def test_responses_order_of_outputs_is_free():
+    fc = lambda i: {"type": "function_call", "call_id": i, "name": "f", "arguments": "{}"}  # noqa: E731
+    out = lambda i: {"type": "function_call_output", "call_id": i, "output": "ok"}  # noqa: E731
+    assert "TL209" not in [c[0] for c in codes([{"role": "user", "content": "hi"}, fc("a"), fc("b"), out("b"), out("a")], fmt="openai.responses")]

@@ -239,3 +239,170 @@ def test_tl206_moving_anthropics_cache_breakpoint_is_no_rewrite(key, post_reques
         {"role": "user", "content": [{"type": "text", "text": "Book it.", "cache_control": {"type": "ephemeral"}}]},
     ]}
     assert "TL206" not in [c[0] for c in codes(post_request(key, "c", second))]
+
+
+def at(seconds):
+    return f"2026-11-30T10:00:{seconds:02d}Z" if seconds < 60 else f"2026-11-30T10:{seconds // 60:02d}:{seconds % 60:02d}Z"
+
+
+def test_tl207_fires_when_a_placeholder_runs_past_the_threshold(key, post_request):
+    history = [SYSTEM, {"role": "user", "content": "Book it."}, booking("call_A"), tool("call_A", "IN_PROGRESS")]
+    post_request(key, "c", {"messages": history}, **{"X-Sent-At": at(0)})
+    history += [{"role": "assistant", "content": "One moment."}]
+    assert "TL207" not in [c[0] for c in codes(post_request(key, "c", {"messages": history}, **{"X-Sent-At": at(20)}))]
+    history[3] = tool("call_A", '{"outcome": "booked"}')
+    found = codes(post_request(key, "c", {"messages": history}, **{"X-Sent-At": at(45)}))
+    assert ("TL207", None, "call_A") in found
+
+
+def test_tl207_stays_quiet_for_a_slot_settled_in_time(key, post_request):
+    history = [SYSTEM, booking("call_A"), tool("call_A", "IN_PROGRESS")]
+    post_request(key, "c", {"messages": history}, **{"X-Sent-At": at(0)})
+    history[2] = tool("call_A", '{"outcome": "booked"}')
+    history += [{"role": "assistant", "content": "Booked."}]
+    assert codes(post_request(key, "c", {"messages": history}, **{"X-Sent-At": at(29)})) == []
+    # Much later requests do not count the settled slot.
+    history += [{"role": "user", "content": "Thanks."}]
+    assert codes(post_request(key, "c", {"messages": history}, **{"X-Sent-At": at(300)})) == []
+
+
+def test_tl207_measures_a_still_running_slot_when_the_call_ends(key, post_request, post_events):
+    from calls.models import Finding
+
+    post_request(key, "c", {"messages": [SYSTEM, booking("call_A"), tool("call_A", "IN_PROGRESS")]}, **{"X-Sent-At": at(0)})
+    post_events(key, "c", {"type": "call.ended", "at": at(90)})
+    assert Finding.objects.get(code="TL207").detail == {"seconds": 90.0, "threshold": 30}
+
+
+def test_tl203_fires_when_a_result_the_model_had_is_dropped(key, post_request):
+    """LiveKit #3702: the interruption drops the finished pair; the model books again."""
+    user = {"role": "user", "content": "Book Friday."}
+    pair = [booking("call_A"), tool("call_A", '{"outcome": "booked", "ref": "B-17"}')]
+    post_request(key, "c", {"messages": [SYSTEM, user, *pair]})
+    dropped = {"messages": [SYSTEM, user, {"role": "user", "content": "Wait, is it booked?"}]}
+    found = codes(post_request(key, "c", dropped))
+    assert ("TL203", None, "call_A") in found
+
+
+def test_tl203_stays_quiet_when_the_result_moves_or_a_placeholder_goes(key, post_request):
+    user = {"role": "user", "content": "Book Friday."}
+    # A placeholder dropped with its call is not a lost result (nothing was produced).
+    post_request(key, "p", {"messages": [SYSTEM, user, booking("call_A"), tool("call_A", "IN_PROGRESS")]})
+    assert "TL203" not in [c[0] for c in codes(post_request(key, "p", {"messages": [SYSTEM, user]}))]
+    # A result re-sent as a developer message still reaches the model.
+    post_request(key, "m", {"messages": [SYSTEM, user, booking("call_B"), tool("call_B", '{"outcome": "booked"}')]})
+    moved = {"role": "developer", "content": json.dumps({"tool_call_id": "call_B", "result": "booked"})}
+    assert "TL203" not in [c[0] for c in codes(post_request(key, "m", {"messages": [SYSTEM, user, moved]}))]
+
+
+def test_tl203_fires_when_a_finished_tool_never_reaches_a_request(key, post_request, post_events):
+    from calls.models import Finding, ToolCall
+
+    history = [SYSTEM, {"role": "user", "content": "Book it."}, booking("call_A")]
+    post_request(key, "c", {"messages": history})
+    post_events(key, "c", {"type": "tool.finished", "tool_call_id": "call_A", "name": "book_appointment", "result": "booked"})
+    history = [SYSTEM, {"role": "user", "content": "Book it."}, {"role": "user", "content": "Hello?"}]
+    post_request(key, "c", {"messages": history})
+    assert not Finding.objects.filter(code="TL203").exists()  # one request may be in flight
+    history += [{"role": "user", "content": "Anyone there?"}]
+    found = codes(post_request(key, "c", {"messages": history}))
+    assert ("TL203", None, "call_A") in found
+    finished = [h for h in ToolCall.objects.get(tool_call_id="call_A").history if h.get("event")]
+    assert [h["state"] for h in finished] == ["finished"]
+
+
+def test_tl203_stays_quiet_when_the_finished_result_lands_in_its_slot(key, post_request, post_events):
+    from calls.models import Finding
+
+    history = [SYSTEM, booking("call_A"), tool("call_A", "IN_PROGRESS")]
+    post_request(key, "c", {"messages": history})
+    post_events(key, "c", {"type": "tool.finished", "tool_call_id": "call_A"})
+    history[2] = tool("call_A", '{"outcome": "booked"}')
+    for extra in ("Booked.", "Anything else?", "Bye."):
+        history += [{"role": "assistant", "content": extra}]
+        post_request(key, "c", {"messages": history})
+    post_events(key, "c", {"type": "call.ended"})
+    assert not Finding.objects.filter(code="TL203").exists()
+
+
+def spoken_and_called(text, call_id="call_A"):
+    return {"type": "response", "body": {"choices": [{"finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": text,
+        "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "book_appointment", "arguments": "{}"}}]}}]}}
+
+
+def test_rs302_fires_when_the_words_before_a_tool_call_are_dropped(key, post_request, post_events):
+    """pipecat #3023: text and tool calls in one response; the text never reaches the history."""
+    history = [SYSTEM, {"role": "user", "content": "Book Friday."}]
+    post_request(key, "c", {"messages": history})
+    post_events(key, "c", spoken_and_called("Let me book Friday at 3:30 for you."))
+    history += [booking("call_A"), tool("call_A", "IN_PROGRESS")]
+    found = codes(post_request(key, "c", {"messages": history}))
+    assert ("RS302", None, "call_A") in found
+
+
+@pytest.mark.parametrize("kept", ["Let me book Friday at 3:30 for you.", "Let me book"])
+def test_rs302_stays_quiet_when_the_words_are_kept_even_cut_short(key, post_request, post_events, kept):
+    history = [SYSTEM, {"role": "user", "content": "Book Friday."}]
+    post_request(key, "c", {"messages": history})
+    post_events(key, "c", spoken_and_called("Let me book Friday at 3:30 for you."))
+    call = booking("call_A")
+    call["content"] = kept
+    history += [call, tool("call_A", "IN_PROGRESS")]
+    assert "RS302" not in [c[0] for c in codes(post_request(key, "c", {"messages": history}))]
+
+
+def test_rs302_stays_quiet_when_the_response_was_discarded(key, post_request, post_events):
+    """The caller interrupted before anything was said: neither words nor calls were kept."""
+    history = [SYSTEM, {"role": "user", "content": "Book Friday."}]
+    post_request(key, "c", {"messages": history})
+    post_events(key, "c", spoken_and_called("Let me book Friday."))
+    history += [{"role": "user", "content": "Actually, Saturday."}]
+    assert "RS302" not in [c[0] for c in codes(post_request(key, "c", {"messages": history}))]
+
+
+def test_a_response_event_issues_its_tool_calls_before_the_next_request(key, post_request, post_events):
+    """Calls seen in responses count: the slot exists, and the request issuing it is no duplicate."""
+    from calls.models import ToolCall
+
+    post_request(key, "c", {"messages": [SYSTEM, {"role": "user", "content": "Book Friday."}]})
+    post_events(key, "c", spoken_and_called("Booking.", "call_R"))
+    row = ToolCall.objects.get(tool_call_id="call_R")
+    assert (row.name, row.issued_turn, row.state) == ("book_appointment", 1, "issued")
+    call = booking("call_R")
+    call["content"] = "Booking."
+    answer = post_request(key, "c", {"messages": [SYSTEM, {"role": "user", "content": "Book Friday."}, call, tool("call_R", "IN_PROGRESS")]})
+    assert "TC003" not in [c[0] for c in codes(answer)]
+    row.refresh_from_db()
+    assert row.state == "pending"
+    assert [(h["state"], h.get("event")) for h in row.history] == [
+        ("issued", "response"), ("issued", None), ("pending", None)
+    ]
+
+
+def test_project_thresholds_and_side_effect_pattern_apply(key, project, post_request):
+    project.rule_settings = {"thresholds": {"never_settled_after": 1}, "side_effect_pattern": "^reserve_"}
+    project.save()
+    history = [SYSTEM, booking("call_A"), tool("call_A", "IN_PROGRESS")]
+    post_request(key, "c", {"messages": history})
+    history += [{"role": "assistant", "content": "One moment."}]
+    assert ("TL201", None, "call_A") in codes(post_request(key, "c", {"messages": history}))
+    # book_appointment no longer counts as side-effecting: no TL204 for a second booking.
+    history = [SYSTEM, booking("call_1"), tool("call_1", '{"ok": true}'), {"role": "user", "content": "?"}, booking("call_2"), tool("call_2", '{"ok": true}')]
+    post_request(key, "d", {"messages": history[:4]})
+    assert "TL204" not in [c[0] for c in codes(post_request(key, "d", {"messages": history}))]
+
+
+def test_project_placeholder_patterns_make_a_slot_pending(key, project, post_request):
+    project.rule_settings = {"placeholders": ["pending regex ^Working on it", "terminal field state=aborted"]}
+    project.save()
+    first = codes(post_request(key, "c", {"messages": [SYSTEM, booking("call_A"), tool("call_A", "Working on it, hold on")]}))
+    assert ("TR101", 2, "call_A") in first
+    from calls.models import ToolCall
+
+    assert ToolCall.objects.get(tool_call_id="call_A").state == "pending"
+    post_request(key, "d", {"messages": [SYSTEM, booking("call_B"), tool("call_B", '{"state": "aborted"}')]})
+    assert ToolCall.objects.get(tool_call_id="call_B").state == "settled"
+    # Without the project's patterns the same texts are plain results.
+    post_request(key, "c2", {"messages": [SYSTEM, booking("call_C"), tool("call_C", "Still working on it")]})
+    assert ToolCall.objects.get(tool_call_id="call_C").state == "result"

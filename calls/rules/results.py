@@ -12,11 +12,19 @@ _EMPTY = {"", "null", "none", "{}", "[]"}
 _OUTSIDE_ROLES = {"developer", "system", "user"}
 
 
-def check(request: Request) -> list[Finding]:
+def check(request: Request, placeholders: tuple[slots.Pattern, ...] = ()) -> list[Finding]:
+    """`placeholders`: the project's own placeholder patterns, beside the built-in ones."""
     findings = []
     for message in request.messages:
         for result in message.results:
-            findings.extend(_result(message.index, result.tool_call_id, result.text, _has_media(result.raw)))
+            findings.extend(
+                _result(
+                    message.index, result.tool_call_id, result.text, _has_media(result.raw),
+                    placeholders,
+                )
+            )
+        for call in message.calls:
+            findings.extend(_arguments(message.index, call.tool_call_id, call.arguments))
         if message.role in _OUTSIDE_ROLES and message.text:
             findings.extend(_outside_slot(message.index, message.role, message.text))
     return findings
@@ -36,9 +44,11 @@ def _has_media(content) -> bool:
     )
 
 
-def _result(index: int, tool_call_id: str, text: str, has_media: bool = False) -> list[Finding]:
+def _result(
+    index: int, tool_call_id: str, text: str, has_media: bool = False, placeholders: tuple = ()
+) -> list[Finding]:
     findings = []
-    kind = slots.classify_result(text)
+    kind = slots.classify_result(text, placeholders)
     if kind == slots.PENDING:
         findings.append(
             Finding(
@@ -74,6 +84,25 @@ def _result(index: int, tool_call_id: str, text: str, has_media: bool = False) -
         )
     findings.extend(_encoding(index, tool_call_id, text, f"The result of {tool_call_id} in message {index}"))
     return findings
+
+
+def _arguments(index: int, tool_call_id: str, arguments: str) -> list[Finding]:
+    """TR103 in a call's arguments: a field whose value is JSON text is escaped twice in
+    the history the model re-reads (and often by the model when it calls again)."""
+    layers = json_layers(arguments)
+    if layers < 2:
+        return []
+    return [
+        Finding(
+            "TR103",
+            WARNING,
+            f"The arguments of tool call {tool_call_id} in message {index} hold JSON encoded "
+            f"{layers} times: a field carries JSON text instead of the data.",
+            index,
+            tool_call_id,
+            (("layers", layers), ("where", "arguments")),
+        )
+    ]
 
 
 def _outside_slot(index: int, role: str, text: str) -> list[Finding]:

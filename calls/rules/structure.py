@@ -19,7 +19,7 @@ _NO_DEVELOPER = re.compile(
 
 def check(request: Request) -> list[Finding]:
     findings: list[Finding] = []
-    for check_one in (_pairing, _duplicates, _malformed, _roles, _empty):
+    for check_one in (_pairing, _late_pair, _duplicates, _malformed, _roles, _empty):
         findings.extend(check_one(request))
     return findings
 
@@ -98,6 +98,42 @@ def _pairing(request: Request) -> list[Finding]:
         if later:
             for call in message.calls:
                 findings.append(_unanswered(message, call.tool_call_id, later[0].index))
+    return findings
+
+
+def _late_pair(request: Request) -> list[Finding]:
+    """TL209: a call/result pair sits between another call message and its results (a
+    stale pair re-added mid-turn instead of at a turn boundary). Responses pairs by
+    id alone, so the order does not matter there."""
+    if request.format == "openai.responses":
+        return []
+    findings = []
+    position = {id(m): i for i, m in enumerate(request.messages)}
+    for head, run in call_runs(request):
+        if len(head) != 1:
+            continue
+        at = position[id(head[0])] - 1
+        while at >= 0 and request.messages[at].role == "tool":
+            at -= 1  # results of the earlier call message that came before the pair
+        if at < 0 or not request.messages[at].calls:
+            continue
+        opened = request.messages[at]
+        open_ids = {c.tool_call_id for c in opened.calls}
+        late = [r.tool_call_id for m in run for r in m.results if r.tool_call_id in open_ids]
+        if not late:
+            continue
+        inserted = head[0].calls[0].tool_call_id
+        findings.append(
+            Finding(
+                "TL209",
+                ERROR,
+                f"The pair of tool call {inserted} (message {head[0].index}) sits between message "
+                f"{opened.index}, which calls {late[0]}, and that call's result: it splits an "
+                "open call from its result, so the provider refuses the request.",
+                head[0].index,
+                inserted,
+            )
+        )
     return findings
 
 

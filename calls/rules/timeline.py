@@ -9,6 +9,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from ..responsebody import Response
 from . import ERROR, WARNING, Finding
 
 
@@ -110,6 +111,7 @@ def poisoned_history(repeated: list[tuple[str, str, int | None, int]]) -> list[F
 
 SIDE_EFFECT = r"book|reserve|schedule|create|cancel|pay|charge|refund|transfer|send|submit|order"
 NEVER_SETTLED_AFTER = 2  # later requests a still-running placeholder may survive
+PENDING_SECONDS = 30  # how long a placeholder may say "running" (TL207)
 
 
 def canonical_arguments(arguments: str) -> str | None:
@@ -120,8 +122,11 @@ def canonical_arguments(arguments: str) -> str | None:
         return None
 
 
-def never_settled(pending: list[tuple[str, int]], number: int, ended: bool) -> list[Finding]:
-    """TL201: (tool_call_id, pending since turn) still pending at the end or N requests on."""
+def never_settled(
+    pending: list[tuple[str, int]], number: int, ended: bool, after: int = NEVER_SETTLED_AFTER
+) -> list[Finding]:
+    """TL201: (tool_call_id, pending since turn) still pending at the end or `after`
+    requests on."""
     return [
         Finding(
             "TL201",
@@ -133,7 +138,7 @@ def never_settled(pending: list[tuple[str, int]], number: int, ended: bool) -> l
             tool_call_id,
         )
         for tool_call_id, since in pending
-        if ended or number - since >= NEVER_SETTLED_AFTER
+        if ended or number - since >= after
     ]
 
 
@@ -150,7 +155,7 @@ def repeated_call(
     name: str,
     arguments: str,
     earlier: list[EarlierCall],
-    side_effect_pattern: str = SIDE_EFFECT,
+    side_effect: re.Pattern = re.compile(SIDE_EFFECT, re.I),
 ) -> list[Finding]:
     """TL204 (same side-effecting call twice) and TL205 (called again after an unfinished slot)."""
     findings = []
@@ -158,7 +163,7 @@ def repeated_call(
     if not same:
         return findings
     first = same[0]
-    if re.search(side_effect_pattern, name, re.I):
+    if side_effect.search(name):
         findings.append(
             Finding(
                 "TL204",
@@ -169,7 +174,9 @@ def repeated_call(
                 tool_call_id,
             )
         )
-    unfinished = [e for e in same if e.state in ("pending", "settled", "vanished") or e.empty_result]
+    unfinished = [
+        e for e in same if e.state in ("pending", "settled", "vanished", "lost") or e.empty_result
+    ]
     if unfinished:
         e = unfinished[0]
         findings.append(
@@ -200,14 +207,11 @@ def hold_timeout(tool_call_ids: list[str]) -> list[Finding]:
     ]
 
 
-def silent_response(body) -> list[Finding]:
+def silent_response(response: Response) -> list[Finding]:
     """RS301: a model response with no text and no tool calls."""
-    if not isinstance(body, dict):
+    if not response.known or response.text.strip() or response.calls:
         return []
-    texts, calls, finish = _response_parts(body)
-    if texts.strip() or calls:
-        return []
-    reason = f" (finish reason {finish})" if finish else ""
+    reason = f" (finish reason {response.finish})" if response.finish else ""
     return [
         Finding(
             "RS301",
@@ -217,40 +221,66 @@ def silent_response(body) -> list[Finding]:
     ]
 
 
-def _response_parts(body: dict) -> tuple[str, int, str]:
-    """(text, tool call count, finish reason) of an OpenAI, Anthropic or Gemini response."""
-    choices = body.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        message = choices[0].get("message") if isinstance(choices[0].get("message"), dict) else {}
-        audio = message.get("audio") if isinstance(message.get("audio"), dict) else {}
-        said = [message.get("content"), message.get("refusal"), audio.get("transcript")]
-        text = "".join(t for t in said if isinstance(t, str))
-        calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
-        return text, len(calls), str(choices[0].get("finish_reason") or "")
-    if isinstance(body.get("output"), list):  # OpenAI Responses
-        text, calls = "", 0
-        for item in body["output"]:
-            if isinstance(item, dict) and item.get("type") == "function_call":
-                calls += 1
-            elif isinstance(item, dict) and isinstance(item.get("content"), list):
-                for part in item["content"]:
-                    if isinstance(part, dict) and isinstance(part.get("text"), str):
-                        text += part["text"]
-        return text, calls, str(body.get("status") or "")
-    if isinstance(body.get("content"), list):  # Anthropic
-        blocks = [b for b in body["content"] if isinstance(b, dict)]
-        text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str))
-        calls = sum(1 for b in blocks if b.get("type") == "tool_use")
-        return text, calls, str(body.get("stop_reason") or "")
-    candidates = body.get("candidates")
-    if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict):  # Gemini
-        content = candidates[0].get("content") if isinstance(candidates[0].get("content"), dict) else {}
-        raw_parts = content.get("parts") if isinstance(content.get("parts"), list) else []
-        parts = [p for p in raw_parts if isinstance(p, dict)]
-        text = "".join(p.get("text", "") for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
-        calls = sum(1 for p in parts if "functionCall" in p)
-        return text, calls, str(candidates[0].get("finishReason") or "")
-    return "", 1, ""  # an unknown shape: do not guess silence
+def spoken_text_dropped(
+    response: Response, response_turn: int, carried_ids: set[str], assistant_texts: list[str]
+) -> list[Finding]:
+    """RS302: the response said something and called tools; the next request carries the
+    calls but not the words (`assistant_texts`: the text of its new assistant messages).
+
+    A prefix is enough: a framework that keeps only what was spoken before an
+    interruption keeps the words the caller heard."""
+    spoken = " ".join(response.text.split())
+    ids = [c.tool_call_id for c in response.calls if c.tool_call_id in carried_ids]
+    if not spoken or not ids:
+        return []
+    kept = [" ".join(t.split()) for t in assistant_texts]
+    if any(t and (t in spoken or spoken in t) for t in kept):
+        return []
+    return [
+        Finding(
+            "RS302",
+            WARNING,
+            f"The response to turn {response_turn} said {_clip(spoken)!r} and called {ids[0]}; "
+            "this request carries the call without those words, so the model may say them again.",
+            None,
+            ids[0],
+        )
+    ]
+
+
+def result_lost(tool_call_id: str, since: str) -> list[Finding]:
+    """TL203: a result that was produced is carried by no message of this request."""
+    return [
+        Finding(
+            "TL203",
+            WARNING,
+            f"The result of tool call {tool_call_id} ({since}) is carried by no message of this "
+            "request, in any role: the model no longer knows the tool ran.",
+            None,
+            tool_call_id,
+        )
+    ]
+
+
+def pending_too_long(tool_call_id: str, seconds: float, threshold: int) -> list[Finding]:
+    """TL207, second half: a placeholder said "running" past the project's threshold."""
+    if seconds < threshold:
+        return []
+    return [
+        Finding(
+            "TL207",
+            WARNING,
+            f"Tool call {tool_call_id} held its 'running' placeholder for {seconds:.0f} s, "
+            f"longer than this project's {threshold} s.",
+            None,
+            tool_call_id,
+            (("seconds", round(seconds, 1)), ("threshold", threshold)),
+        )
+    ]
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _TRANSPORT_KEYS = {"cache_control"}
