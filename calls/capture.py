@@ -205,7 +205,9 @@ def _timeline(call, number, parsed, changes, previous_count, slot_update, policy
                 position,
                 tuple(rows[old].result_ids),
                 any(
-                    slots.classify_result(result_text(rows[old].body, i), policy.placeholders)
+                    slots.classify_result(
+                        result_text(rows[old].body, i, rows[old].result_ids), policy.placeholders
+                    )
                     is not None
                     for i in rows[old].result_ids
                 ),
@@ -334,7 +336,13 @@ def _earlier_same_calls(call: Call, row: ToolCall, number: int) -> list:
             e.state,
             e.state == ToolCall.State.RESULT
             and e.result_message_id in results
-            and rule_results.is_empty(result_text(results[e.result_message_id].body, e.tool_call_id)),
+            and rule_results.is_empty(
+                result_text(
+                    results[e.result_message_id].body,
+                    e.tool_call_id,
+                    results[e.result_message_id].result_ids,
+                )
+            ),
         )
         for e in earlier
     ]
@@ -471,7 +479,8 @@ def _update_tool_calls(
     for position, message_id, _before in changes:
         message = parsed.message(position)
         for call_id in message.results:
-            answered[call_id] = (message_id, _result_state(message, call_id, policy))
+            if call_id:  # "" answers no call (TC001 says so)
+                answered[call_id] = (message_id, _result_state(message, call_id, policy))
         outside = slots.delivered_outside_slot(message.role, _content_string(message.item))
         if outside:
             delivered[outside] = message_id
@@ -520,7 +529,9 @@ def _update_tool_calls(
                 row.state = ToolCall.State.ISSUED
                 row.history.append({"turn": number, "state": "reissued", "message": None, "at": stamp})
             elif _issued_by_a_request(row):
-                if call_id not in removed_calls:  # else its message was edited or moved
+                # Unless its message was edited or moved; deprecated `function_call`s are
+                # named by function, so a second call of one is no reused id.
+                if call_id not in removed_calls and not call_id.startswith("function:"):
                     # An id already issued by another message that is still in the history.
                     update.duplicated[call_id] = issuing_position[call_id]
             else:
@@ -587,7 +598,8 @@ def _carried_anywhere(parsed: ParsedRequest, ids: set) -> set:
 
 
 def _result_state(message: ParsedMessage, call_id: str, policy: projectrules.Policy) -> str:
-    kind = slots.classify_result(result_text(message.canonical, call_id), policy.placeholders)
+    text = result_text(message.canonical, call_id, message.results)
+    kind = slots.classify_result(text, policy.placeholders)
     if kind == slots.PENDING:
         return ToolCall.State.PENDING
     if kind == slots.TERMINAL:

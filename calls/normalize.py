@@ -18,7 +18,7 @@ Pure functions over decoded JSON; no ORM.
 
 from dataclasses import dataclass, field
 
-from .requestbody import canonical_json
+from .jsontext import canonical_json
 from .storable import text as storable
 
 TEXT = "text"

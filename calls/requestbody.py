@@ -1,9 +1,9 @@
 """Model request bodies: strict decoding, format detection, message extraction.
 
-Pure functions over bytes and plain data; no ORM. The analysis issue grows
-this into a full normaliser; here every format is split into its provider
-messages (so storage can share them across turns) and tool-call ids are
-pulled out so calls can be paired with results.
+Pure functions over bytes and plain data; no ORM. Every format is split into
+its provider messages (so storage can share them across turns); the tool
+calls and results of a message come from `calls.normalize`, the same reading
+the rules use, so a slot's row and its findings always agree on ids.
 """
 
 import hashlib
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from .jsontext import canonical_json, canonical_json_bytes, loads
 from .storable import text as storable
 
 FORMATS = ("openai.chat", "openai.responses", "anthropic.messages", "gemini")
@@ -41,13 +42,22 @@ class ParsedMessage:
     at the messages that changed, so the rest is worked out on demand.
     """
 
-    __slots__ = ("format", "item", "canonical_bytes", "digest", "_tools")
+    __slots__ = ("format", "item", "canonical_bytes", "digest", "position", "previous", "_tools")
 
-    def __init__(self, fmt: str, item: dict, digest: str | None = None):
+    def __init__(
+        self,
+        fmt: str,
+        item: dict,
+        digest: str | None = None,
+        position: int = 0,
+        previous: dict | None = None,
+    ):
         self.format = fmt
         self.item = item
         self.canonical_bytes = canonical_json_bytes(item)
         self.digest = digest or hashlib.sha256(self.canonical_bytes).hexdigest()
+        self.position = position
+        self.previous = previous  # the message before: Gemini pairs id-less results with it
         self._tools = None
 
     @property
@@ -69,12 +79,22 @@ class ParsedMessage:
 
     @property
     def results(self) -> tuple[str, ...]:
-        """The tool-call ids this message answers."""
+        """The tool-call ids this message answers, one per result part in order ("" for a
+        result that pairs with no call)."""
         return self._tool_ids()[1]
 
     def _tool_ids(self):
         if self._tools is None:
-            self._tools = _TOOL_EXTRACTORS[self.format](self.item)
+            from .normalize import normalize  # normalize builds on this module's JSON helpers
+
+            items = [self.item] if self.previous is None else [self.previous, self.item]
+            start = self.position - len(items) + 1
+            request = normalize(self.format, {_ITEMS_KEY[self.format]: items}, offset=start)
+            mine = [m for m in request.messages if m.index == self.position]
+            self._tools = (
+                tuple(ToolCallRef(c.tool_call_id, c.name, c.arguments) for m in mine for c in m.calls),
+                tuple(r.tool_call_id for m in mine for r in m.results),
+            )
         return self._tools
 
 
@@ -95,7 +115,11 @@ class ParsedRequest:
     def message(self, position: int) -> ParsedMessage:
         if position not in self._messages:
             self._messages[position] = ParsedMessage(
-                self.format, self.items[position], self.digests[position]
+                self.format,
+                self.items[position],
+                self.digests[position],
+                position,
+                self.items[position - 1] if position > 0 else None,
             )
         return self._messages[position]
 
@@ -127,18 +151,6 @@ def decode_json(raw: bytes):
         return json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:
         raise BodyError("invalid_json", f"The body is not valid JSON: {exc}.") from None
-
-
-def canonical_json_bytes(value) -> bytes:
-    try:
-        return orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):
-        # Lone surrogates or huge integers: keep them as escapes, still exact on decode.
-        return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-
-
-def canonical_json(value) -> str:
-    return canonical_json_bytes(value).decode("utf-8")
 
 
 def detect_format(body: dict) -> str | None:
@@ -216,103 +228,11 @@ def parse_request(raw: bytes, format_override: str | None = None) -> ParsedReque
     return ParsedRequest(fmt, storable(model, 100) if isinstance(model, str) else "", items, meta)
 
 
-def _text(value) -> str:
-    """An id or name: storable, at most 200 characters."""
-    return storable(value, 200) if isinstance(value, str) else ""
+def result_text(canonical: str, tool_call_id: str, result_ids=()) -> str:
+    """The text a tool result for `tool_call_id` carries, as the model reads it.
 
-
-def _args_text(value) -> str:
-    return storable(value) if isinstance(value, str) else canonical_json(value)
-
-
-def _chat_tools(message: dict):
-    calls = []
-    tool_calls = message.get("tool_calls")
-    if isinstance(tool_calls, list):
-        for call in tool_calls:
-            if not isinstance(call, dict):
-                continue
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
-            calls.append(
-                ToolCallRef(
-                    _text(call.get("id")),
-                    _text(function.get("name")),
-                    _args_text(function.get("arguments", "")),
-                )
-            )
-    results = ()
-    if message.get("role") == "tool" and isinstance(message.get("tool_call_id"), str):
-        results = (_text(message["tool_call_id"]),)
-    return tuple(calls), results
-
-
-def _blocks(message: dict, key: str) -> list:
-    blocks = message.get(key)
-    return [b for b in blocks if isinstance(b, dict)] if isinstance(blocks, list) else []
-
-
-def _anthropic_tools(message: dict):
-    calls, results = [], []
-    for block in _blocks(message, "content"):
-        if block.get("type") == "tool_use":
-            calls.append(
-                ToolCallRef(
-                    _text(block.get("id")),
-                    _text(block.get("name")),
-                    _args_text(block.get("input", {})),
-                )
-            )
-        elif block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-            results.append(_text(block["tool_use_id"]))
-    return tuple(calls), tuple(results)
-
-
-def _responses_tools(item: dict):
-    if item.get("type") == "function_call":
-        call = ToolCallRef(
-            _text(item.get("call_id")), _text(item.get("name")), _args_text(item.get("arguments", ""))
-        )
-        return (call,), ()
-    if item.get("type") == "function_call_output" and isinstance(item.get("call_id"), str):
-        return (), (_text(item["call_id"]),)
-    return (), ()
-
-
-def _gemini_tools(content: dict):
-    calls, results = [], []
-    for part in _blocks(content, "parts"):
-        if isinstance(part.get("functionCall"), dict):
-            call = part["functionCall"]
-            calls.append(
-                ToolCallRef(
-                    _text(call.get("id")), _text(call.get("name")), _args_text(call.get("args", {}))
-                )
-            )
-        elif isinstance(part.get("functionResponse"), dict):
-            response_id = part["functionResponse"].get("id")
-            if isinstance(response_id, str):
-                results.append(_text(response_id))
-    return tuple(calls), tuple(results)
-
-
-_TOOL_EXTRACTORS = {
-    "openai.chat": _chat_tools,
-    "anthropic.messages": _anthropic_tools,
-    "openai.responses": _responses_tools,
-    "gemini": _gemini_tools,
-}
-
-
-def loads(text: str):
-    """Parse JSON text that this module produced (or any valid JSON text)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
-
-
-def result_text(canonical: str, tool_call_id: str) -> str:
-    """The text a tool result for `tool_call_id` carries, as the model reads it."""
+    `result_ids`: the message's result ids in part order (`ParsedMessage.results`,
+    `Message.result_ids`), for Gemini responses that carry no id of their own."""
     message = loads(canonical)
     if not isinstance(message, dict):
         return ""
@@ -321,11 +241,24 @@ def result_text(canonical: str, tool_call_id: str) -> str:
             if block.get("type") == "tool_result" and block.get("tool_use_id") == tool_call_id:
                 return _content_text(block.get("content"))
         return _content_text(message.get("output", message.get("content")))
-    for part in _blocks(message, "parts"):  # Gemini
-        response = part.get("functionResponse")
-        if isinstance(response, dict) and response.get("id") == tool_call_id:
+    responses = [
+        part["functionResponse"]
+        for part in _blocks(message, "parts")
+        if isinstance(part.get("functionResponse"), dict)
+    ]
+    for response in responses:  # Gemini
+        if response.get("id") == tool_call_id:
             return canonical_json(response.get("response"))
+    if tool_call_id in result_ids:  # paired by position, as normalize paired it
+        place = list(result_ids).index(tool_call_id)
+        if place < len(responses):
+            return canonical_json(responses[place].get("response"))
     return ""
+
+
+def _blocks(message: dict, key: str) -> list:
+    blocks = message.get(key)
+    return [b for b in blocks if isinstance(b, dict)] if isinstance(blocks, list) else []
 
 
 def _content_text(content) -> str:

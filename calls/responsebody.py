@@ -3,7 +3,7 @@ tool calls it made, and why it stopped. OpenAI Chat and Responses, Anthropic, Ge
 
 from dataclasses import dataclass
 
-from .requestbody import canonical_json
+from .jsontext import canonical_json
 
 
 @dataclass(frozen=True, slots=True)

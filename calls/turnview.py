@@ -192,6 +192,8 @@ def message_view(
                 )
             )
     for call_id in message.result_ids:
+        if not call_id:
+            continue
         known = tool_calls.get(call_id)
         view.answers.append(
             {
@@ -200,7 +202,9 @@ def message_view(
                 "issued_turn": known.issued_turn if known and known.history else None,
             }
         )
-        view.placeholder = classify_result(result_text(message.body, call_id), placeholders)
+        view.placeholder = classify_result(
+            result_text(message.body, call_id, message.result_ids), placeholders
+        )
     return view
 
 
@@ -234,7 +238,8 @@ def _paired(
     state, message_id = state_as_of(known, turn.number)
     item.state = state
     if message_id and message_id in messages:
-        item.result_text = result_text(messages[message_id].body, call_id)
+        result = messages[message_id]
+        item.result_text = result_text(result.body, call_id, result.result_ids)
         item.result_message_id = message_id
     return item
 
@@ -287,7 +292,7 @@ def tool_call_rows(call: Call, tool_call_ids: set[str] | None = None) -> list[di
             text = ""
             message = messages.get(entry.get("message"))
             if message is not None:
-                text = result_text(message.body, tool_call.tool_call_id)
+                text = result_text(message.body, tool_call.tool_call_id, message.result_ids)
             steps.append({**entry, "text": text})
         rows.append({"tool_call": tool_call, "steps": steps})
     return rows

@@ -3,6 +3,7 @@ import multiprocessing
 from pathlib import Path
 
 import pytest
+from django.test import Client
 from django.contrib.auth import get_user_model
 
 from calls.keys import create_key
@@ -57,6 +58,14 @@ def charlie(other_project):
     user = get_user_model().objects.create_user("charlie", password="charlie-password-1")
     Membership.objects.create(project=other_project, user=user, role=Membership.Role.ADMIN)
     return user
+
+
+@pytest.fixture
+def alice_client(alice):
+    """A browser session of alice's (a separate client from the agents' `client`)."""
+    client = Client()
+    client.force_login(alice)
+    return client
 
 
 @pytest.fixture

@@ -28,13 +28,6 @@ def fip(key, post_request):
     return bodies
 
 
-@pytest.fixture
-def alice_client(alice):
-    client = Client()
-    client.force_login(alice)
-    return client
-
-
 @pytest.mark.parametrize("url", PAGES + ["/"])
 def test_every_page_needs_a_login(client, fip, url):
     response = client.get(url)

@@ -27,12 +27,6 @@ pytestmark = pytest.mark.urls("tests.test_rule_pages")
 CODES = list(CATALOGUE)
 
 
-@pytest.fixture
-def alice_client(client, alice):
-    client.force_login(alice)
-    return client
-
-
 def html_of(response) -> str:
     return response.content.decode()
 

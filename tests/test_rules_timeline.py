@@ -406,3 +406,46 @@ def test_project_placeholder_patterns_make_a_slot_pending(key, project, post_req
     # Without the project's patterns the same texts are plain results.
     post_request(key, "c2", {"messages": [SYSTEM, booking("call_C"), tool("call_C", "Still working on it")]})
     assert ToolCall.objects.get(tool_call_id="call_C").state == "result"
+
+
+def test_gemini_calls_without_ids_get_a_slot_and_a_lifecycle(key, post_request, alice_client):
+    """Gemini's ids are optional: the rows pair by position and name, as the rules do."""
+    from calls.models import ToolCall
+
+    user = {"role": "user", "parts": [{"text": "Is Friday free?"}]}
+    model = {"role": "model", "parts": [
+        {"functionCall": {"name": "check_availability", "args": {"day": "Fri"}}},
+        {"functionCall": {"name": "get_weather", "args": {"city": "Pune"}}},
+    ]}
+    running = {"role": "user", "parts": [
+        {"functionResponse": {"name": "get_weather", "response": {"sky": "clear"}}},
+        {"functionResponse": {"name": "check_availability", "response": {"status": "IN_PROGRESS", "outcome": "running"}}},
+    ]}
+    post_request(key, "g", {"contents": [user, model, running]})
+    rows = {t.name: t for t in ToolCall.objects.all()}
+    assert rows["check_availability"].tool_call_id == "gemini:1:0"
+    assert (rows["check_availability"].state, rows["get_weather"].state) == ("pending", "result")
+    done = {"role": "user", "parts": [
+        {"functionResponse": {"name": "get_weather", "response": {"sky": "clear"}}},
+        {"functionResponse": {"name": "check_availability", "response": {"free": ["15:00"]}}},
+    ]}
+    post_request(key, "g", {"contents": [user, model, done]})
+    row = ToolCall.objects.get(tool_call_id="gemini:1:0")
+    assert [h["state"] for h in row.history] == ["issued", "pending", "result"]
+    page = alice_client.get("/p/clinic/calls/g/").content.decode()
+    assert "{&quot;free&quot;:[&quot;15:00&quot;]}" in page  # the result text, paired by position
+
+
+def test_deprecated_function_calls_get_a_slot(key, post_request):
+    from calls.models import ToolCall
+
+    messages = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "function_call": {"name": "get_weather", "arguments": "{}"}},
+        {"role": "function", "name": "get_weather", "content": "sunny"},
+    ]
+    answer = post_request(key, "d", {"messages": messages})
+    assert answer.json()["findings"] == []
+    assert ToolCall.objects.get().state == "result"
+    messages += [{"role": "user", "content": "Again?"}, messages[1], messages[2]]
+    assert "TC003" not in [f["code"] for f in post_request(key, "d", {"messages": messages}).json()["findings"]]

@@ -165,7 +165,7 @@ def _duplicates(request: Request) -> list[Finding]:
     findings = []
     for message in request.messages:
         for call in message.calls:
-            if not call.tool_call_id or call.tool_call_id.startswith("gemini:"):
+            if not call.tool_call_id or call.tool_call_id.startswith(("gemini:", "function:")):
                 continue
             if call.tool_call_id in seen:
                 findings.append(duplicate_id(call.tool_call_id, message.index, seen[call.tool_call_id]))
