@@ -292,3 +292,23 @@ class Finding(models.Model):
             self.code, self.severity, self.text, self.message_index, self.tool_call_id, self.detail
         )
         return {**json, "turn": self.turn}
+
+
+class ChatTemplate(models.Model):
+    """A project's own chat template (and optionally its tokenizer), for the turn page's
+    "what the model sees" view. Uploaded by admins; rendered in a sandbox."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="chat_templates")
+    name = models.CharField(max_length=100)
+    source = models.TextField()  # the Jinja template text
+    special_tokens = models.JSONField(default=dict, blank=True)  # bos_token, eos_token, ...
+    tokenizer_json = models.TextField(blank=True)  # a tokenizer.json, for real token counts
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="one_template_per_name")
+        ]

@@ -951,6 +951,44 @@ DOCS: dict[str, RuleDoc] = {
             "assistant aggregator commits the text together with the call."
         ),
     ),
+    # ---- Chat templates ---------------------------------------------------------------------
+    "TP401": RuleDoc(
+        why=(
+            "Open-weight servers (vLLM, SGLang, llama.cpp, TGI) turn the messages into one prompt "
+            "with the model's Jinja chat template before the model reads anything. Many templates "
+            "refuse shapes that OpenAI accepts: two tool calls in one message, roles that do not "
+            "alternate, a `developer` role, OpenAI-style tool call ids. The server answers with an "
+            "error (a 500 on some, a 400 on others) and the caller hears nothing. Callscope shows "
+            "this on the turn page, under \"What the model sees\", for the template you pick."
+        ),
+        bad=r"""[
+  {"role": "user", "content": "Is Friday or Saturday free?"},
+  {"role": "assistant", "content": null, "tool_calls": [
+    {"id": "call_njVG", "type": "function", "function": {"name": "check_availability", "arguments": "{\"day\": \"Friday\"}"}},
+    {"id": "call_H1fW", "type": "function", "function": {"name": "check_availability", "arguments": "{\"day\": \"Saturday\"}"}}
+  ]}
+]""",
+        good=r"""[
+  {"role": "user", "content": "Is Friday or Saturday free?"},
+  {"role": "assistant", "content": null, "tool_calls": [
+    {"id": "call_njVG", "type": "function", "function": {"name": "check_availability", "arguments": "{\"day\": \"Friday\"}"}}
+  ]}
+]""",
+        provider_errors=(
+            ("Llama 3.1/3.2/3.3 official template", "This model only supports single tool-calls at once!"),
+            ("Mistral templates", "Tool call IDs should be alphanumeric strings with length 9!"),
+            (
+                "TGI with Gemma or older Mistral templates",
+                "Template error: syntax error: Conversation roles must alternate user/assistant/user/assistant/",
+            ),
+        ),
+        fix=(
+            "Send what the served model's template accepts: one tool call per assistant message "
+            "for Llama 3 (`parallel_tool_calls: false` does not help once a two-call turn is in "
+            "the history), nine-character alphanumeric ids for Mistral, strict user/assistant "
+            "alternation for Gemma, and `system` instead of `developer` for servers without it."
+        ),
+    ),
 }
 
 

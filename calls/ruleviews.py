@@ -18,6 +18,7 @@ FAMILIES = (
     ("TR", "Results (the model misreads)"),
     ("TL", "Timeline across requests"),
     ("RS", "Responses"),
+    ("TP", "Chat templates (open-weight servers)"),
 )
 OTHER_FAMILY = "Other rules"
 

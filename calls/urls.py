@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, ruleviews, views
+from . import api, ruleviews, turnpages, views
 
 api_patterns = [
     path("check", api.check, name="api-check"),
@@ -20,7 +20,24 @@ page_patterns = [
     path("p/<slug:slug>/keys/new", views.create_key, name="create-key"),
     path("p/<slug:slug>/keys/<int:key_id>/revoke", views.revoke_key, name="revoke-key"),
     path("p/<slug:slug>/calls/<str:call_id>/", views.call_detail, name="call"),
-    path("p/<slug:slug>/calls/<str:call_id>/turns/<int:number>/", views.turn_detail, name="turn"),
+    path("p/<slug:slug>/templates/", turnpages.project_templates, name="project-templates"),
+    path(
+        "p/<slug:slug>/templates/<int:template_id>/delete",
+        turnpages.delete_template,
+        name="delete-template",
+    ),
+    path("p/<slug:slug>/calls/<str:call_id>/fixture.json", turnpages.call_fixture, name="call-fixture"),
+    path("p/<slug:slug>/calls/<str:call_id>/turns/<int:number>/", turnpages.turn_detail, name="turn"),
+    path(
+        "p/<slug:slug>/calls/<str:call_id>/turns/<int:number>/fixture.json",
+        turnpages.turn_fixture,
+        name="turn-fixture",
+    ),
+    path(
+        "p/<slug:slug>/calls/<str:call_id>/turns/<int:number>/diff",
+        turnpages.turn_diff_fixture,
+        name="turn-diff-fixture",
+    ),
     path(
         "p/<slug:slug>/calls/<str:call_id>/turns/<int:number>/raw",
         views.turn_raw,

@@ -14,7 +14,7 @@ from .callfilters import SEVERITIES, STATUSES, CallFilter
 from .callpicture import picture
 from .models import Call, Event, IngestKey, Membership, Turn
 from .rules import CATALOGUE
-from .turnview import attach_findings, message_list, tool_call_rows, turn_views
+from .turnview import tool_call_rows, turn_views
 
 RAW_INLINE_LIMIT = 1024 * 1024  # larger bodies are offered as a download only
 
@@ -105,36 +105,6 @@ def call_detail(request: HttpRequest, slug: str, call_id: str) -> HttpResponse:
     context["picture"] = picture(call)
     context["projects"] = access.projects_of(request.user)
     return render(request, "calls/call_detail.html", context)
-
-
-@login_required
-@require_GET
-def turn_detail(request: HttpRequest, slug: str, call_id: str, number: int) -> HttpResponse:
-    project = _project(request, slug)
-    call = _call(project, call_id)
-    turn = _turn(call, number)
-    raw = history.raw_body(turn)
-    view = turn_views(call, [turn])[0]
-    changed_positions = {c[0] for c in turn.changes}
-    all_messages = message_list(turn, call)
-    attach_findings(all_messages, view.findings)
-    return render(
-        request,
-        "calls/turn_detail.html",
-        {
-            "project": project,
-            "projects": access.projects_of(request.user),
-            "call": call,
-            "turn": turn,
-            "view": view,
-            "messages_": all_messages,
-            "changed_positions": changed_positions,
-            "raw_text": raw.decode("utf-8") if len(raw) <= RAW_INLINE_LIMIT else None,
-            "raw_limit": RAW_INLINE_LIMIT,
-            "previous": number - 1 if number > 1 else None,
-            "next": number + 1 if number < call.turn_count else None,
-        },
-    )
 
 
 @login_required

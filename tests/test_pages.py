@@ -16,6 +16,14 @@ PAGES = [
     "/p/clinic/calls/fip/",
     "/p/clinic/calls/fip/turns/1/",
     "/p/clinic/calls/fip/turns/1/raw",
+    "/p/clinic/calls/fip/turns/2/?tab=raw",
+    "/p/clinic/calls/fip/turns/2/?tab=diff",
+    "/p/clinic/calls/fip/turns/2/?tab=model",
+    "/p/clinic/calls/fip/turns/2/?tab=export",
+    "/p/clinic/calls/fip/turns/2/fixture.json",
+    "/p/clinic/calls/fip/fixture.json",
+    "/p/clinic/templates/",
+    "/p/clinic/rules/",
 ]
 
 
@@ -81,9 +89,10 @@ def test_content_strings_are_shown_exactly_and_never_as_html(alice_client, key, 
 
 
 def test_the_turn_page_shows_the_exact_body_and_its_messages(alice_client, fip):
-    page = alice_client.get("/p/clinic/calls/fip/turns/3/").content.decode()
-    raw = re.search(r'<pre id="raw-body"[^>]*>(.*?)</pre>', page, re.S).group(1)
+    raw_tab = alice_client.get("/p/clinic/calls/fip/turns/3/?tab=raw").content.decode()
+    raw = re.search(r'<pre id="raw-body"[^>]*>(.*?)</pre>', raw_tab, re.S).group(1)
     assert html.unescape(raw).encode() == fip[2]
+    page = alice_client.get("/p/clinic/calls/fip/turns/3/").content.decode()
     assert 'rel="prev"' in page and 'rel="next"' in page
     listed = re.search(r'<ol class="messages full">(.*?)</ol>\s*</section>', page, re.S).group(1)
     assert len(re.findall(r'<li id="m\d+"', listed)) == len(json.loads(fip[2])["messages"])

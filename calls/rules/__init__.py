@@ -58,6 +58,7 @@ CATALOGUE = {
         Rule("TL210", "poisoned-history", WARNING, "A request repeats a structural error of an earlier one."),
         Rule("RS301", "silent-response", WARNING, "A model response with no text and no tool calls."),
         Rule("RS302", "spoken-text-dropped", WARNING, "A response had text and tool calls; the next request lost the text."),
+        Rule("TP401", "chat-template-error", ERROR, "The chat template refuses the request (shown when rendering what an open-weight model sees)."),
     ]
 }
 

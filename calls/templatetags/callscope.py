@@ -1,6 +1,7 @@
 import orjson
 from django import template
 
+from calls import strings
 from calls.requestbody import canonical_json
 
 register = template.Library()
@@ -72,3 +73,21 @@ def severity_counts(findings) -> list[tuple[str, int]]:
     for finding in findings:
         counts[finding.severity] = counts.get(finding.severity, 0) + 1
     return [(s, counts[s]) for s in ("error", "warning", "info") if counts.get(s)]
+
+
+# Characters of strings the turn page marks up in full; beyond this (a several-MB body)
+# the rest are shown plain, so the page stays responsive.
+INSPECT_BUDGET = 1_500_000
+
+
+@register.inclusion_tag("calls/partials/string.html", takes_context=True)
+def inspected(context, text):
+    """A content or arguments string shown exactly, with what a person should notice
+    in it marked (calls.strings). Plain when the page's budget is spent."""
+    if not isinstance(text, str):
+        text = "" if text is None else str(text)
+    budget = context.get("inspect_budget")
+    if budget is None or budget["left"] < len(text):
+        return {"plain": text, "over": budget is not None}
+    budget["left"] -= len(text)
+    return {"view": strings.inspect(text)}

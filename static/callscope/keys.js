@@ -23,10 +23,22 @@
     next.scrollIntoView({ block: "start" });
   }
 
+  // n / p: next / previous finding at its message on a turn page.
+  var findingAt = -1;
+  function moveFinding(step) {
+    var found = Array.from(document.querySelectorAll(".messages .finding"));
+    if (!found.length) return;
+    findingAt = Math.min(found.length - 1, Math.max(0, findingAt + step));
+    found[findingAt].focus({ preventScroll: true });
+    found[findingAt].scrollIntoView({ block: "center" });
+  }
+
   document.addEventListener("keydown", function (evt) {
     if (evt.ctrlKey || evt.metaKey || evt.altKey || typing(evt)) return;
     if (evt.key === "j") { moveTurn(1); evt.preventDefault(); }
     else if (evt.key === "k") { moveTurn(-1); evt.preventDefault(); }
+    else if (evt.key === "n") { moveFinding(1); evt.preventDefault(); }
+    else if (evt.key === "p") { moveFinding(-1); evt.preventDefault(); }
     else {
       var link = document.querySelector('a[data-shortcut="' + evt.key + '"]');
       if (link && (evt.key === "[" || evt.key === "]")) { link.click(); evt.preventDefault(); }

@@ -1,0 +1,238 @@
+"""A content or arguments string made visible, exactly: what a person should notice in it.
+
+A string the model reads can look right and be wrong: `\\u0c36` spelt out as six
+characters is not the Telugu letter it names, a zero-width space splits a word,
+a trailing space or a CR changes what the model sees. `inspect` cuts a string
+into segments (plain text, literal escapes, invisible characters, controls,
+trailing spaces) that together are the string, character for character, and
+counts what it costs: characters, UTF-8 bytes, an estimate of tokens, scripts.
+Pure functions over str; the templates render segments autoescaped.
+"""
+
+import json
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+
+TEXT = "text"
+ESCAPE = "escape"  # \uXXXX spelling a non-ASCII character: the model reads six characters
+SEQUENCE = "sequence"  # another backslash sequence (\n, \", \u0041): read literally too
+INVISIBLE = "invisible"  # zero-width, BOM, non-breaking and other format characters
+CONTROL = "control"  # CR, tab and other control characters
+TRAILING = "trailing"  # spaces or tabs before a line end or at the end
+
+# What to call each invisible or control character on its marker.
+_NAMES = {
+    "\u200b": "ZWSP", "\u200c": "ZWNJ", "\u200d": "ZWJ", "\u2060": "WJ", "\ufeff": "BOM",
+    "\u00a0": "NBSP", "\u202f": "NNBSP", "\u2007": "FIGSP", "\u00ad": "SHY",
+    "\u200e": "LRM", "\u200f": "RLM", "\u202a": "LRE", "\u202b": "RLE", "\u202c": "PDF",
+    "\u202d": "LRO", "\u202e": "RLO", "\u2066": "LRI", "\u2067": "RLI", "\u2068": "FSI",
+    "\u2069": "PDI", "\u3000": "IDSP",
+    "\r": "CR", "\t": "TAB", "\x00": "NUL", "\x1b": "ESC", "\x7f": "DEL",
+}
+_ESCAPES = re.compile(r'\\(?:u[0-9a-fA-F]{4}|[nrtbf"\\/])')
+_TRAILING = re.compile(r"[ \t]+(?=\r?\n|$)")
+INSPECT_LIMIT = 200_000  # longer strings are shown plain, with counts only
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    kind: str
+    text: str  # the exact characters of the string this segment covers
+    label: str = ""  # marker text (CR, ZWSP, ...) and tooltip, for the marked kinds
+
+
+@dataclass
+class StringView:
+    segments: list[Segment]
+    characters: int
+    utf8_bytes: int
+    tokens: int  # an estimate, see estimate_tokens
+    scripts: list[tuple[str, int]]  # (script, letters), most first
+    escapes: int = 0  # non-ASCII \uXXXX escapes (TR104's count)
+    sequences: int = 0
+    invisibles: int = 0
+    controls: int = 0
+    trailing: int = 0
+    layers: list[str] = field(default_factory=list)  # JSON decoded, layer by layer
+    inspected: bool = True  # False: too long to mark, shown plain
+
+    @property
+    def marks(self) -> int:
+        return self.escapes + self.invisibles + self.controls + self.trailing
+
+
+def inspect(text: str, decode_json: bool = True) -> StringView:
+    if len(text) > INSPECT_LIMIT:
+        return StringView(
+            [Segment(TEXT, text)], len(text), _utf8_length(text), estimate_tokens(text), [],
+            inspected=False,
+        )
+    segments = _segments(text)
+    counts = Counter(s.kind for s in segments)
+    return StringView(
+        segments,
+        len(text),
+        _utf8_length(text),
+        estimate_tokens(text),
+        scripts(text),
+        escapes=counts[ESCAPE],
+        sequences=counts[SEQUENCE],
+        invisibles=counts[INVISIBLE],
+        controls=counts[CONTROL],
+        trailing=counts[TRAILING],
+        layers=json_layers(text) if decode_json else [],
+    )
+
+
+def _utf8_length(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _segments(text: str) -> list[Segment]:
+    marked: dict[int, tuple[int, str, str]] = {}  # start -> (end, kind, label)
+    for match in _ESCAPES.finditer(text):
+        sequence = match.group()
+        kind = ESCAPE if sequence[1] == "u" and int(sequence[2:], 16) >= 0x80 else SEQUENCE
+        marked[match.start()] = (match.end(), kind, _escape_label(sequence))
+    for match in _TRAILING.finditer(text):
+        if not any(s <= match.start() < e for s, (e, _k, _l) in marked.items()):
+            marked[match.start()] = (match.end(), TRAILING, f"{match.end() - match.start()} trailing")
+    for index, char in enumerate(text):
+        if index in marked or any(s < index < e for s, (e, _k, _l) in _near(marked, index)):
+            continue
+        kind = _char_kind(char)
+        if kind:
+            marked[index] = (index + 1, kind, _NAMES.get(char) or f"U+{ord(char):04X}")
+    segments, at = [], 0
+    for start in sorted(marked):
+        end, kind, label = marked[start]
+        if start < at:
+            continue
+        if start > at:
+            segments.append(Segment(TEXT, text[at:start]))
+        segments.append(Segment(kind, text[start:end], label))
+        at = end
+    if at < len(text):
+        segments.append(Segment(TEXT, text[at:]))
+    return segments
+
+
+def _near(marked: dict, index: int):
+    # Escapes are at most six characters long: only those can cover `index`.
+    for start in range(max(0, index - 6), index):
+        if start in marked:
+            yield start, marked[start]
+
+
+def _char_kind(char: str) -> str:
+    if char == "\n":
+        return ""
+    category = unicodedata.category(char)
+    if category == "Cc":
+        return CONTROL
+    if char in _NAMES or category in ("Cf", "Zs") and char != " ":
+        return INVISIBLE
+    if category in ("Co", "Cn", "Cs"):
+        return INVISIBLE  # private use, unassigned, lone surrogates
+    return ""
+
+
+def _escape_label(sequence: str) -> str:
+    if sequence[1] == "u":
+        code = int(sequence[2:], 16)
+        if 0xD800 <= code <= 0xDFFF:
+            return f"literal {sequence}: six characters (half of a surrogate pair)"
+        return f"literal {sequence}: six characters, not {chr(code)!r}"
+    return f"literal {sequence}: a backslash and {sequence[1]!r}, not the character it names"
+
+
+def scripts(text: str) -> list[tuple[str, int]]:
+    """Writing systems of the letters in `text`, by count (Latin, Telugu, CJK, ...)."""
+    found: Counter = Counter()
+    for char in text:
+        if char.isascii():
+            if char.isalpha():
+                found["Latin"] += 1
+            continue
+        if not unicodedata.category(char).startswith(("L", "M")):
+            continue
+        found[_script(char)] += 1
+    return found.most_common()
+
+
+def _script(char: str) -> str:
+    name = unicodedata.name(char, "")
+    if not name:
+        return "Other"
+    first = name.split()[0]
+    if first == "CJK" or "IDEOGRAPH" in name:
+        return "CJK"
+    if first in ("HIRAGANA", "KATAKANA"):
+        return "Japanese kana"
+    if first == "COMBINING":
+        return "Combining marks"
+    return first.title()
+
+
+def estimate_tokens(text: str) -> int:
+    """About four ASCII characters per token and one token per other character: the
+    shape of common BPE vocabularies, where non-Latin text costs far more per letter.
+    An upload of the model's tokenizer.json gives the real count."""
+    ascii_count = sum(1 for c in text if c.isascii())
+    return -(-ascii_count // 4) + (len(text) - ascii_count)
+
+
+MAX_LAYERS = 6
+
+
+def json_layers(text: str) -> list[str]:
+    """The string decoded as JSON, then again wherever a decoded value is JSON text,
+    each layer pretty-printed (non-ASCII as itself): [] when it is not JSON."""
+    value = _loads(text)
+    if value is _NOT_JSON:
+        return []
+    layers = [_pretty(value)]
+    while len(layers) < MAX_LAYERS:
+        value, changed = _decode_inner(value)
+        if not changed:
+            break
+        layers.append(_pretty(value))
+    return layers
+
+
+_NOT_JSON = object()
+
+
+def _loads(text: str):
+    stripped = text.strip()
+    if not stripped or stripped[0] not in '{["':
+        return _NOT_JSON
+    try:
+        return json.loads(stripped)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
+
+
+def _decode_inner(value, depth: int = 0):
+    """Every string value that is itself JSON text, replaced by what it decodes to."""
+    if depth > 50:
+        return value, False
+    if isinstance(value, str):
+        inner = _loads(value)
+        return (value, False) if inner is _NOT_JSON else (inner, True)
+    if isinstance(value, list):
+        items = [_decode_inner(v, depth + 1) for v in value]
+        return [v for v, _c in items], any(c for _v, c in items)
+    if isinstance(value, dict):
+        items = {k: _decode_inner(v, depth + 1) for k, v in value.items()}
+        return {k: v for k, (v, _c) in items.items()}, any(c for _v, c in items.values())
+    return value, False
+
+
+def _pretty(value) -> str:
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return json.dumps(value, ensure_ascii=False)
