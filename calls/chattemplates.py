@@ -43,6 +43,7 @@ class RoleLine:
     text: str
     shown: bool  # its text appears in the rendered output
     note: str = ""
+    calls: tuple[str, ...] = ()  # names of the tools it calls
 
 
 @dataclass
@@ -115,7 +116,12 @@ def chat_messages(request: Request) -> tuple[list[dict], list[RoleLine]]:
             continue
         messages.append(entry)
         text = entry["content"] or ""
-        lines.append(RoleLine(message.index, message.provider_role or message.role, entry["role"], text, False))
+        lines.append(
+            RoleLine(
+                message.index, message.provider_role or message.role, entry["role"], text, False,
+                calls=tuple(c.name for c in message.calls),
+            )
+        )
     return messages, lines
 
 
@@ -151,7 +157,10 @@ def render(source: str, request: Request, special: dict | None = None) -> Render
     rendering.text = text[:MAX_OUTPUT]
     for line in lines:
         line.shown = bool(line.text.strip()) and line.text.strip() in text
-        if not line.text.strip():
+        if not line.text.strip() and line.calls:
+            line.shown = all(name in text for name in line.calls)
+            line.note = "tool calls shown" if line.shown else "dropped: its tool calls are not in the prompt"
+        elif not line.text.strip():
             line.note = "no text"
         elif not line.shown:
             line.note = "dropped: the model never sees this text"

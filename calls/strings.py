@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 TEXT = "text"
 ESCAPE = "escape"  # \uXXXX spelling a non-ASCII character: the model reads six characters
@@ -21,6 +22,7 @@ SEQUENCE = "sequence"  # another backslash sequence (\n, \", \u0041): read liter
 INVISIBLE = "invisible"  # zero-width, BOM, non-breaking and other format characters
 CONTROL = "control"  # CR, tab and other control characters
 TRAILING = "trailing"  # spaces or tabs before a line end or at the end
+JOINER = "joiner"  # ZWJ / ZWNJ between letters of a script that spells with them (Indic, Arabic, emoji)
 
 # What to call each invisible or control character on its marker.
 _NAMES = {
@@ -71,6 +73,9 @@ def inspect(text: str, decode_json: bool = True) -> StringView:
         )
     segments = _segments(text)
     counts = Counter(s.kind for s in segments)
+    # Runs of escapes are one segment each; count the escapes themselves.
+    counts[ESCAPE] = sum(len(_ESCAPES.findall(s.text)) for s in segments if s.kind == ESCAPE)
+    counts[SEQUENCE] = sum(len(_ESCAPES.findall(s.text)) for s in segments if s.kind == SEQUENCE)
     return StringView(
         segments,
         len(text),
@@ -91,52 +96,86 @@ def _utf8_length(text: str) -> int:
 
 
 def _segments(text: str) -> list[Segment]:
-    marked: dict[int, tuple[int, str, str]] = {}  # start -> (end, kind, label)
+    marks = []  # (start, end, kind, label)
     for match in _ESCAPES.finditer(text):
         sequence = match.group()
         kind = ESCAPE if sequence[1] == "u" and int(sequence[2:], 16) >= 0x80 else SEQUENCE
-        marked[match.start()] = (match.end(), kind, _escape_label(sequence))
+        marks.append((match.start(), match.end(), kind, _escape_label(sequence)))
     for match in _TRAILING.finditer(text):
-        if not any(s <= match.start() < e for s, (e, _k, _l) in marked.items()):
-            marked[match.start()] = (match.end(), TRAILING, f"{match.end() - match.start()} trailing")
-    for index, char in enumerate(text):
-        if index in marked or any(s < index < e for s, (e, _k, _l) in _near(marked, index)):
-            continue
-        kind = _char_kind(char)
-        if kind:
-            marked[index] = (index + 1, kind, _NAMES.get(char) or f"U+{ord(char):04X}")
+        marks.append((match.start(), match.end(), TRAILING, f"{match.end() - match.start()} trailing"))
+    for match in _special().finditer(text):
+        index, char = match.start(), match.group()
+        kind = CONTROL if unicodedata.category(char) == "Cc" else INVISIBLE
+        if kind == INVISIBLE and char in "\u200c\u200d" and _between_letters(text, index):
+            kind = JOINER
+        marks.append((index, index + 1, kind, _NAMES.get(char) or f"U+{ord(char):04X}"))
+    marks.sort()
     segments, at = [], 0
-    for start in sorted(marked):
-        end, kind, label = marked[start]
+    for start, end, kind, label in marks:
         if start < at:
-            continue
+            continue  # inside a mark already made (a tab in a run of trailing spaces)
         if start > at:
             segments.append(Segment(TEXT, text[at:start]))
-        segments.append(Segment(kind, text[start:end], label))
+        previous = segments[-1] if segments else None
+        if start == at and previous and previous.kind == kind and kind in (ESCAPE, SEQUENCE):
+            # A run of escapes is one mark: Telugu spelt out is dozens of them in a row.
+            segments[-1] = Segment(kind, previous.text + text[start:end], "run")
+        else:
+            segments.append(Segment(kind, text[start:end], label))
         at = end
     if at < len(text):
         segments.append(Segment(TEXT, text[at:]))
-    return segments
+    return [Segment(s.kind, s.text, _run_label(s.text)) if s.label == "run" else s for s in segments]
 
 
-def _near(marked: dict, index: int):
-    # Escapes are at most six characters long: only those can cover `index`.
-    for start in range(max(0, index - 6), index):
-        if start in marked:
-            yield start, marked[start]
+def _run_label(run: str) -> str:
+    sequences = _ESCAPES.findall(run)
+    if len(sequences) == 1:
+        return _escape_label(sequences[0])
+    try:
+        meant = json.loads(f'"{run}"')
+    except ValueError:
+        meant = ""
+    return f"{len(sequences)} literal escapes, {len(run)} characters, spelling {meant[:40]!r}"
 
 
-def _char_kind(char: str) -> str:
-    if char == "\n":
-        return ""
-    category = unicodedata.category(char)
-    if category == "Cc":
-        return CONTROL
-    if char in _NAMES or category in ("Cf", "Zs") and char != " ":
-        return INVISIBLE
-    if category in ("Co", "Cn", "Cs"):
-        return INVISIBLE  # private use, unassigned, lone surrogates
-    return ""
+@lru_cache(maxsize=1)
+def _special() -> re.Pattern:
+    """The characters worth a marker: controls (newline aside), format characters,
+    spaces other than the plain one, private use and surrogates, tag characters."""
+    ranges = []
+    for plane_end in (0x10000, 0x20000):
+        for code in range(plane_end - 0x10000, plane_end):
+            char = chr(code)
+            category = unicodedata.category(char)
+            if (category == "Cc" and char != "\n") or category in ("Cf", "Co", "Cs") or (
+                category == "Zs" and char != " "
+            ):
+                ranges.append(code)
+    ranges += range(0xE0000, 0xE0080)  # tags: invisible ASCII look-alikes
+    pieces, start = [], None
+    for position, code in enumerate(ranges):
+        if start is None:
+            start = code
+        if position + 1 == len(ranges) or ranges[position + 1] != code + 1:
+            pieces.append(_class_range(start, code))
+            start = None
+    return re.compile("[" + "".join(pieces) + "\U000F0000-\U0010FFFD]")
+
+
+def _class_range(first: int, last: int) -> str:
+    def escaped(code: int) -> str:
+        return f"\\U{code:08X}"
+
+    return escaped(first) if first == last else f"{escaped(first)}-{escaped(last)}"
+
+
+def _between_letters(text: str, index: int) -> bool:
+    """A joiner inside a non-Latin word (Telugu అపాయింట్‌మెంట్, Persian, emoji
+    sequences) is spelling, not a stray character."""
+    before = text[index - 1] if index > 0 else ""
+    after = text[index + 1] if index + 1 < len(text) else ""
+    return bool(before) and bool(after) and not before.isascii() and not after.isascii()
 
 
 def _escape_label(sequence: str) -> str:
@@ -148,10 +187,14 @@ def _escape_label(sequence: str) -> str:
     return f"literal {sequence}: a backslash and {sequence[1]!r}, not the character it names"
 
 
+SCRIPTS_SAMPLE = 50_000  # characters looked at to name the scripts of a long string
+
+
 def scripts(text: str) -> list[tuple[str, int]]:
-    """Writing systems of the letters in `text`, by count (Latin, Telugu, CJK, ...)."""
+    """Writing systems of the letters in `text` (its first SCRIPTS_SAMPLE characters),
+    by count: Latin, Telugu, CJK, ..."""
     found: Counter = Counter()
-    for char in text:
+    for char in text[:SCRIPTS_SAMPLE]:
         if char.isascii():
             if char.isalpha():
                 found["Latin"] += 1
@@ -180,7 +223,7 @@ def estimate_tokens(text: str) -> int:
     """About four ASCII characters per token and one token per other character: the
     shape of common BPE vocabularies, where non-Latin text costs far more per letter.
     An upload of the model's tokenizer.json gives the real count."""
-    ascii_count = sum(1 for c in text if c.isascii())
+    ascii_count = len(text.encode("ascii", "ignore"))
     return -(-ascii_count // 4) + (len(text) - ascii_count)
 
 

@@ -24,6 +24,8 @@ class ToolCallItem:
     result_message_id: int | None = None
     result_position: int | None = None  # set when the result is shown beside the call
     result_findings: list = field(default_factory=list)  # of that folded result message
+    row_id: int | None = None  # the ToolCall row, for permalinks
+    steps: list = field(default_factory=list)  # the slot's history: [{turn, state, event?}]
 
 
 @dataclass
@@ -237,6 +239,8 @@ def _paired(
         return item
     state, message_id = state_as_of(known, turn.number)
     item.state = state
+    item.row_id = known.pk
+    item.steps = known.history
     if message_id and message_id in messages:
         result = messages[message_id]
         item.result_text = result_text(result.body, call_id, result.result_ids)
@@ -274,9 +278,19 @@ def message_list(turn: Turn, call: Call) -> list[MessageView]:
     missing = result_message_ids(tool_calls.values()) - by_id.keys()
     by_id.update(Message.objects.in_bulk(missing))
     placeholders = projectrules.policy(call.project.rule_settings).placeholders
-    return [
+    views = [
         message_view(turn, i, m, tool_calls, by_id, placeholders) for i, m in enumerate(rows)
     ]
+    # Within one request, a call and its result link to each other by position.
+    calls_at = {c.id: v.position for v in views for c in v.tool_calls}
+    results_at = {a["id"]: v.position for v in views for a in v.answers}
+    for view in views:
+        for answer in view.answers:
+            answer["call_position"] = calls_at.get(answer["id"])
+        for item in view.tool_calls:
+            if item.result_position is None:
+                item.result_position = results_at.get(item.id)
+    return views
 
 
 def tool_call_rows(call: Call, tool_call_ids: set[str] | None = None) -> list[dict]:
@@ -287,6 +301,7 @@ def tool_call_rows(call: Call, tool_call_ids: set[str] | None = None) -> list[di
         tool_calls = tool_calls.filter(tool_call_id__in=tool_call_ids)
     messages = Message.objects.in_bulk(result_message_ids(tool_calls))
     for tool_call in tool_calls:
+        tool_call.call = call  # for links, without a query per row
         steps = []
         for entry in tool_call.history:
             text = ""

@@ -171,9 +171,36 @@ class LivePagesTest(ChannelsLiveServerTestCase):
         body = sample_bodies("async_tool_user_speaks")[-1]
         self.ingest("c1", body)
         self.context.grant_permissions(["clipboard-read", "clipboard-write"])
-        self.page.goto(f"{self.live_server_url}/p/clinic/calls/c1/turns/1/")
+        self.page.goto(f"{self.live_server_url}/p/clinic/calls/c1/turns/1/?tab=raw")
         assert self.page.locator("#raw-body").text_content().encode() == body
         self.page.click("[data-copy=raw-body]")
         assert self.page.evaluate("() => navigator.clipboard.readText()").encode() == body
         assert json.loads(body)["messages"][6]["role"] == "developer"
+        assert self.errors == []
+
+    def test_the_turn_drill_down_marks_strings_and_moves_by_keyboard(self):
+        for body in sample_bodies("async_tool_user_speaks"):
+            self.ingest("c2", body)
+        self.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        self.page.goto(f"{self.live_server_url}/p/clinic/calls/c2/turns/3/")
+        escape = self.page.locator("#m6 .mk-escape").first
+        expect(escape).to_be_visible()
+        assert escape.text_content().startswith("\\u0c36")
+        # The marker is drawn by CSS: the element's text is the exact character.
+        joiner = self.page.locator("#m1 .mk-joiner").first
+        assert joiner.text_content() == "\u200c"
+        assert "ZWNJ" in joiner.evaluate("e => getComputedStyle(e, '::before').content")
+        # n jumps to the first finding at its message; ] goes to the next turn, same tab.
+        self.page.keyboard.press("n")
+        focused = self.page.evaluate("() => document.activeElement.closest('li[id^=m]').id")
+        assert focused == "m6"
+        self.page.click("text=What the model sees")
+        expect(self.page.locator("tr.dropped")).to_contain_text("developer")
+        self.page.keyboard.press("]")
+        self.page.wait_for_url("**/turns/4/?tab=model")
+        # Export: the curl snippet copies exactly what is shown.
+        self.page.click("text=Export")
+        self.page.click("[data-copy=curl-snippet]")
+        copied = self.page.evaluate("() => navigator.clipboard.readText()")
+        assert copied.startswith("curl -sS https://api.openai.com/v1/chat/completions")
         assert self.errors == []

@@ -29,9 +29,11 @@ def test_a_literal_escape_is_marked_and_the_real_letter_is_not():
     assert kinds("day: \\u0c36") == [(strings.ESCAPE, "\\u0c36")]
     assert kinds("day: \u0c36") == []
     view = strings.inspect("\\u0c36\\u0c41\\u0c15")
-    assert view.escapes == 3 and "not 'శ'" in view.segments[0].label
+    # A run of escapes is one mark that says what it spells; the count is per escape.
+    assert view.escapes == 3 and len(view.segments) == 1 and "spelling 'శుక'" in view.segments[0].label
+    assert "not 'శ'" in strings.inspect("\\u0c36 x").segments[0].label
     # ASCII escapes and other sequences are shown, but as a milder kind.
-    assert kinds('say \\"hi\\" \\u0041\\n') == [(strings.SEQUENCE, '\\"'), (strings.SEQUENCE, '\\"'), (strings.SEQUENCE, "\\u0041"), (strings.SEQUENCE, "\\n")]
+    assert kinds('say \\"hi\\" \\u0041\\n') == [(strings.SEQUENCE, '\\"'), (strings.SEQUENCE, '\\"'), (strings.SEQUENCE, "\\u0041\\n")]
 
 
 @pytest.mark.parametrize(
@@ -300,7 +302,8 @@ def test_the_messages_tab_marks_escapes_and_invisible_characters(alice_client, k
     for body in sample_bodies("async_tool_user_speaks"):
         post_request(key, "async", body)
     page = alice_client.get("/p/clinic/calls/async/turns/3/").content.decode()
-    assert page.count('class="mk mk-escape"') >= 9  # శుక్రవారం spelt as escapes
+    assert "spelling &#x27;శుక్రవారం&#x27;" in page  # spelt as escapes, marked as one run
+    assert "9 \\u escapes of non-Latin text" in page
     assert "JSON: decode 2 layers" in page
     hostile = "<b>bold</b>\u200b\u00a0 \\u0c36\r"
     post_request(key, "evil", {"messages": [{"role": "user", "content": hostile}]})
@@ -316,3 +319,36 @@ def test_a_long_call_turn_page_renders_every_tab(alice_client, key, post_request
         post_request(key, "long", body)
     for tab in ("messages", "raw", "diff", "model", "export"):
         assert alice_client.get(f"/p/clinic/calls/long/turns/300/?tab={tab}").status_code == 200
+
+
+def test_a_joiner_inside_an_indic_word_is_spelling_not_a_stray_character():
+    word = "అపాయింట్\u200cమెంట్"
+    view = strings.inspect(word)
+    assert view.invisibles == 0 and [s.kind for s in view.segments if s.kind != strings.TEXT] == [strings.JOINER]
+    assert strings.inspect("a\u200cb").invisibles == 1  # between Latin letters it is a stray
+
+
+def test_a_result_and_its_call_link_to_each_other_on_the_turn_page(alice_client, fip):
+    page = alice_client.get("/p/clinic/calls/fip/turns/3/").content.decode()
+    assert 'href="#m2" class="mono" title="Go to the call, message 2"' in page
+    assert 'href="#m3" title="Go to the result, message 3"' in page
+
+
+def test_the_marked_string_is_still_the_exact_string(alice_client, key, post_request):
+    """Markers are CSS only: the text inside the <pre> is the content, character for character."""
+    content = "<i>x</i> \\u0c36\\u0c41 \u200b\u00a0tab\there  \r\nశుక్రవారం"
+    post_request(key, "exact", {"messages": [{"role": "user", "content": content}]})
+    page = alice_client.get("/p/clinic/calls/exact/turns/1/").content.decode()
+    shown = re.search(r'<li id="m0".*?<pre class="str">(.*?)</pre>', page, re.S).group(1)
+    assert html.unescape(re.sub(r"<[^>]+>", "", shown)) == content
+
+
+def test_each_tool_call_has_a_permalink_and_its_lifecycle_beside_it(alice_client, fip):
+    from calls.models import ToolCall
+
+    row = ToolCall.objects.filter(state="result").order_by("pk").first()
+    call_page = alice_client.get("/p/clinic/calls/fip/").content.decode()
+    assert f'/p/clinic/calls/fip/turns/{row.issued_turn}/#tc-{row.pk}' in call_page
+    turn_page = alice_client.get(f"/p/clinic/calls/fip/turns/{row.issued_turn + 1}/").content.decode()
+    pair = re.search(rf'<div class="pair" id="tc-{row.pk}">.*?</ol>', turn_page, re.S).group(0)
+    assert "pending" in pair and "result" in pair and 'class="step slot-result here"' in pair
