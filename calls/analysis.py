@@ -11,16 +11,10 @@ from dataclasses import dataclass
 
 from .normalize import Request, normalize
 from .projectrules import DEFAULT, Policy
-from .requestbody import ParsedRequest
+from .requestbody import ITEMS_KEY, ParsedRequest
 from . import rules
 from .rules import SEVERITY_ORDER, Finding, results, structure
 
-_ITEMS_KEY = {
-    "openai.chat": "messages",
-    "anthropic.messages": "messages",
-    "openai.responses": "input",
-    "gemini": "contents",
-}
 _REQUEST_FIELDS = (
     "model",
     "system",
@@ -62,7 +56,7 @@ def window_request(
 
 def _normalize_slice(parsed: ParsedRequest, start: int) -> Request:
     body = {key: value for key, value in parsed.meta.items() if key in _REQUEST_FIELDS}
-    body[_ITEMS_KEY[parsed.format]] = parsed.items[start:]
+    body[ITEMS_KEY[parsed.format]] = parsed.items[start:]
     return normalize(parsed.format, body, offset=start)
 
 
@@ -95,7 +89,7 @@ def by_severity(keyed: list[Keyed]) -> list[Keyed]:
 
 def analyse_whole(parsed: ParsedRequest, policy: Policy = DEFAULT) -> list[Finding]:
     """Every finding of one request on its own (for /api/v1/check)."""
-    request = normalize(parsed.format, {**parsed.meta, _ITEMS_KEY[parsed.format]: parsed.items})
+    request = normalize(parsed.format, {**parsed.meta, ITEMS_KEY[parsed.format]: parsed.items})
     if policy.target:
         request.extra["target_provider"] = policy.target
     findings = structure.check(request) + results.check(request, policy.placeholders)

@@ -89,7 +89,7 @@ class ParsedMessage:
 
             items = [self.item] if self.previous is None else [self.previous, self.item]
             start = self.position - len(items) + 1
-            request = normalize(self.format, {_ITEMS_KEY[self.format]: items}, offset=start)
+            request = normalize(self.format, {ITEMS_KEY[self.format]: items}, offset=start)
             mine = [m for m in request.messages if m.index == self.position]
             self._tools = (
                 tuple(ToolCallRef(c.tool_call_id, c.name, c.arguments) for m in mine for c in m.calls),
@@ -187,7 +187,7 @@ def _looks_anthropic(body: dict) -> bool:
     return False
 
 
-_ITEMS_KEY = {
+ITEMS_KEY = {
     "openai.chat": "messages",
     "anthropic.messages": "messages",
     "openai.responses": "input",
@@ -214,7 +214,7 @@ def parse_request(raw: bytes, format_override: str | None = None) -> ParsedReque
                 "The body has none of `messages`, `input` or `contents`: "
                 "it is not a model request in a known format.",
             )
-    key = _ITEMS_KEY[fmt]
+    key = ITEMS_KEY[fmt]
     items = body.get(key)
     if fmt == "openai.responses" and isinstance(items, str):
         items = [{"role": "user", "content": items}]

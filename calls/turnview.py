@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from . import history, projectrules
 from .models import Call, Event, Finding, Message, ToolCall, Turn
-from .requestbody import canonical_json, loads, result_text
+from .normalize import TEXT, TOOL_RESULT, normalize
+from .requestbody import ITEMS_KEY, canonical_json, loads, result_text
 from .slots import classify_result
 
 
@@ -177,9 +178,14 @@ def message_view(
                 )
             )
     else:
-        # Other formats are stored and shown as their exact items until the
-        # analysis issue normalises them; tool ids are still paired.
+        # Other formats: their words and results as the normalised model reads them
+        # (every string exact), beside the exact item; calls are paired by id.
         view.raw_item = message.body
+        if isinstance(item, dict):
+            normalised = normalize(turn.format, {ITEMS_KEY[turn.format]: [item]}, offset=position)
+            for part in (p for m in normalised.messages for p in m.parts):
+                if part.kind in (TEXT, TOOL_RESULT):
+                    view.texts.append(part.text)
         tool_ids = message.call_ids
         for call_id in tool_ids:
             known = tool_calls.get(call_id)

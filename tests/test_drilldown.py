@@ -302,12 +302,13 @@ def test_the_messages_tab_marks_escapes_and_invisible_characters(alice_client, k
     for body in sample_bodies("async_tool_user_speaks"):
         post_request(key, "async", body)
     page = alice_client.get("/p/clinic/calls/async/turns/3/").content.decode()
+    page = page.split('<ol class="messages full">')[1]  # past the legend
     assert "spelling &#x27;శుక్రవారం&#x27;" in page  # spelt as escapes, marked as one run
     assert "9 \\u escapes of non-Latin text" in page
     assert "JSON: decode 2 layers" in page
     hostile = "<b>bold</b>\u200b\u00a0 \\u0c36\r"
     post_request(key, "evil", {"messages": [{"role": "user", "content": hostile}]})
-    evil = alice_client.get("/p/clinic/calls/evil/turns/1/").content.decode()
+    evil = alice_client.get("/p/clinic/calls/evil/turns/1/").content.decode().split('<ol class="messages full">')[1]
     assert "<b>bold" not in evil and "&lt;b&gt;bold&lt;/b&gt;" in evil
     assert 'data-mark="ZWSP"' in evil and 'data-mark="NBSP"' in evil and 'data-mark="CR"' in evil
 
@@ -352,3 +353,20 @@ def test_each_tool_call_has_a_permalink_and_its_lifecycle_beside_it(alice_client
     turn_page = alice_client.get(f"/p/clinic/calls/fip/turns/{row.issued_turn + 1}/").content.decode()
     pair = re.search(rf'<div class="pair" id="tc-{row.pk}">.*?</ol>', turn_page, re.S).group(0)
     assert "pending" in pair and "result" in pair and 'class="step slot-result here"' in pair
+
+
+def test_anthropic_and_gemini_strings_are_shown_and_marked_too(alice_client, key, post_request):
+    anthropic = {"model": "claude-sonnet-4", "system": "x", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "శుక్రవారం\u200b?"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "check", "input": {"day": "Fri"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": '{"day": "\\u0c36"}'}]},
+    ]}
+    post_request(key, "anth", anthropic)
+    page = alice_client.get("/p/clinic/calls/anth/turns/1/").content.decode()
+    messages = page.split('<ol class="messages full">')[1]  # past the legend
+    assert 'data-mark="ZWSP"' in messages and 'class="mk mk-escape"' in messages
+    assert "The user item as sent" in page  # the exact item is one click away
+    gemini = {"contents": [{"role": "user", "parts": [{"text": "hello\u00a0there"}]}]}
+    post_request(key, "gem", gemini)
+    gem_page = alice_client.get("/p/clinic/calls/gem/turns/1/").content.decode()
+    assert 'data-mark="NBSP"' in gem_page.split('<ol class="messages full">')[1]
