@@ -17,7 +17,7 @@ from functools import partial
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
-from . import analysis, live, projectrules, rawstore, responsebody, slotchecks, slots
+from . import analysis, live, projectrules, rawstore, responsebody, signals, slotchecks, slots
 from .rules import results as rule_results
 from .rules import structure, timeline
 from .models import Call, CallTip, Event, Finding, Message, Project, ToolCall, Turn
@@ -378,6 +378,8 @@ def record_findings(call: Call, number: int, keyed: list) -> list:
     for finding in new:
         field = f"findings_{finding.severity}"
         setattr(call, field, getattr(call, field) + 1)
+    if new:
+        signals.findings_recorded.send(sender=Call, call=call, findings=new)
     return new
 
 

@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "calls",
+    "triage",
 ]
 
 MIDDLEWARE = [
@@ -96,6 +97,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "triage.context.unread",
             ],
         },
     },
@@ -193,6 +195,8 @@ CALLSCOPE_IDLE_TIMEOUT = envint("CALLSCOPE_IDLE_TIMEOUT", 300)
 CALLSCOPE_RAW_CHECKPOINT_EVERY = envint("CALLSCOPE_RAW_CHECKPOINT_EVERY", 32)
 # How many turns the call page shows at once (older ones load on demand).
 CALLSCOPE_TURNS_PER_PAGE = envint("CALLSCOPE_TURNS_PER_PAGE", 30)
+# Each server process sends queued webhook deliveries from a background thread.
+CALLSCOPE_WEBHOOK_SENDER = envbool("CALLSCOPE_WEBHOOK_SENDER", True)
 
 # Django reads the whole body before our view can answer 413; keep its own
 # cap just above ours so that our clearer error wins.

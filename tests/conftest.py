@@ -96,3 +96,9 @@ def post_events(client):
         )
 
     return post
+
+
+@pytest.fixture(autouse=True)
+def _no_webhook_thread(settings):
+    """Tests send due webhook deliveries themselves (triage.webhooks.deliver_due)."""
+    settings.CALLSCOPE_WEBHOOK_SENDER = False

@@ -204,3 +204,57 @@ class LivePagesTest(ChannelsLiveServerTestCase):
         copied = self.page.evaluate("() => navigator.clipboard.readText()")
         assert copied.startswith("curl -sS https://api.openai.com/v1/chat/completions")
         assert self.errors == []
+
+    def login(self, context, name, password):
+        page = context.new_page()
+        page.add_init_script(CAPTURE_SOCKETS)
+        page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        page.goto(self.live_server_url + "/login/")
+        page.fill("input[name=username]", name)
+        page.fill("input[name=password]", password)
+        page.click("button.primary")
+        page.wait_for_url(self.live_server_url + "/p/clinic/")
+        return page
+
+    def test_two_people_triage_one_call_together_live(self):
+        bob = get_user_model().objects.create_user("bob", password="bob-password-1")
+        Membership.objects.create(project=self.project, user=bob, role=Membership.Role.MEMBER)
+        orphan = json.dumps({"messages": [{"role": "tool", "tool_call_id": "call_X", "content": "ok"}, {"role": "user", "content": "Hello?"}]})
+        self.ingest("broken-call", orphan)
+        bob_context = self.browser.new_context(viewport={"width": 1400, "height": 900})
+        bob_page = self.login(bob_context, "bob", "bob-password-1")
+        alice = self.page
+        call_url = f"{self.live_server_url}/p/clinic/calls/broken-call/"
+        # Bob watches the queue; Alice opens the call.
+        bob_page.goto(f"{self.live_server_url}/p/clinic/queue/")
+        expect(bob_page.locator("#queue-rows tr", has_text="broken-call")).to_be_visible()
+        alice.goto(call_url)
+        bob_page.wait_for_function("n => (window.__callscopeLive || 0) >= n", arg=1, timeout=10000)
+        alice.wait_for_function("n => (window.__callscopeLive || 0) >= n", arg=2, timeout=10000)
+        # Alice assigns the call to herself with one key: Bob's queue row follows live.
+        alice.keyboard.press("a")
+        expect(bob_page.locator("#queue-rows tr", has_text="broken-call")).to_contain_text("alice", timeout=5000)
+        # Bob opens the call too: both see each other here.
+        bob_page.goto(call_url)
+        expect(alice.locator(".presence .avatar", has_text="B")).to_be_visible(timeout=5000)
+        expect(bob_page.locator(".presence .avatar", has_text="A")).to_be_visible(timeout=5000)
+        # Bob moves it to investigating; Alice's panel changes without a reload.
+        alice.evaluate("() => { window.__sameDocument = true; }")
+        bob_page.wait_for_function("n => (window.__callscopeLive || 0) >= n", arg=2, timeout=10000)
+        bob_page.select_option("#team-panel select[name=status]", "investigating")
+        bob_page.click("#team-panel button[value=status]")
+        expect(alice.locator("#team-panel .sectionhead .tstatus")).to_have_text("investigating", timeout=5000)
+        expect(alice.locator("#activity")).to_contain_text("bob status investigating")
+        # Alice mentions Bob: his inbox count rises live.
+        alice.fill("#comment-body", "@bob the call message was dropped before turn 1")
+        alice.click(".commentform button.primary")
+        expect(bob_page.locator("#unread .badge")).to_have_text("1", timeout=5000)
+        expect(bob_page.locator("#comments")).to_contain_text("the call message was dropped", timeout=5000)
+        expect(alice.locator("#comment-body")).to_have_value("")  # the form cleared itself
+        assert alice.evaluate("() => window.__sameDocument === true")  # all without a reload
+        # A refused change says why, in place.
+        bob_page.select_option("#team-panel select[name=status]", "resolved")
+        bob_page.click("#team-panel button[value=status]")
+        expect(bob_page.locator("#form-error")).to_contain_text("resolution reason is required")
+        assert [e for e in self.errors if "400" not in e] == []
+        bob_context.close()

@@ -86,7 +86,7 @@ async def test_a_member_sees_new_turns_and_events_on_the_call_page(alice, key):
     await communicator.disconnect()
 
 
-@pytest.mark.parametrize("path", ["/ws/p/clinic/", "/ws/calls/{pk}/"])
+@pytest.mark.parametrize("path", ["/ws/p/clinic/", "/ws/calls/{pk}/", "/ws/calls/{pk}/team/", "/ws/p/clinic/queue/"])
 async def test_sockets_refuse_anonymous_users(alice, key, path):
     await sync_to_async(ingest)(key, "c1", sample_bodies("sync_tool")[0])
     call = await Call.objects.aget(external_id="c1")
@@ -94,7 +94,10 @@ async def test_sockets_refuse_anonymous_users(alice, key, path):
     assert not connected
 
 
-@pytest.mark.parametrize("path", ["/ws/p/clinic/", "/ws/calls/{pk}/", "/ws/calls/999999/"])
+@pytest.mark.parametrize(
+    "path",
+    ["/ws/p/clinic/", "/ws/calls/{pk}/", "/ws/calls/999999/", "/ws/calls/{pk}/team/", "/ws/p/clinic/queue/"],
+)
 async def test_sockets_refuse_users_of_other_projects(charlie, key, path):
     await sync_to_async(ingest)(key, "c1", sample_bodies("sync_tool")[0])
     call = await Call.objects.aget(external_id="c1")

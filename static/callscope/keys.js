@@ -37,12 +37,39 @@
     if (evt.ctrlKey || evt.metaKey || evt.altKey || typing(evt)) return;
     if (evt.key === "j") { moveTurn(1); evt.preventDefault(); }
     else if (evt.key === "k") { moveTurn(-1); evt.preventDefault(); }
+    else if (document.querySelector('[data-shortcut-key="' + evt.key + '"]')) {
+      // One key for a button (a: assign this call to me).
+      document.querySelector('[data-shortcut-key="' + evt.key + '"]').click();
+      evt.preventDefault();
+    }
     else if (evt.key === "n") { moveFinding(1); evt.preventDefault(); }
     else if (evt.key === "p") { moveFinding(-1); evt.preventDefault(); }
     else {
       var link = document.querySelector('a[data-shortcut="' + evt.key + '"]');
       if (link && (evt.key === "[" || evt.key === "]")) { link.click(); evt.preventDefault(); }
     }
+  });
+
+  // A form posted through htmx (the page updates live) clears itself once accepted.
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    var form = evt.detail.elt;
+    if (form && form.hasAttribute && form.hasAttribute("data-reset-on-success") && evt.detail.successful) {
+      form.reset();
+    }
+  });
+
+  // A refused htmx post (400, 403) says why where the page keeps its alerts.
+  document.addEventListener("htmx:responseError", function (evt) {
+    var box = document.getElementById("form-error");
+    if (!box) return;
+    var doc = new DOMParser().parseFromString(evt.detail.xhr.responseText || "", "text/html");
+    var reason = doc.querySelector(".form-errors");
+    box.textContent = "Not changed: " + (reason ? reason.textContent : evt.detail.xhr.status + " " + evt.detail.xhr.statusText);
+    box.hidden = false;
+  });
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    var box = document.getElementById("form-error");
+    if (box && evt.detail.successful) box.hidden = true;
   });
 
   // Forms that cannot be undone ask first (inline onsubmit would break the CSP).
