@@ -288,7 +288,13 @@ def check(request: HttpRequest) -> JsonResponse:
     body = decode_json(raw)
     if isinstance(body, list):
         steps = dryrun.parse_steps(body, fmt)
-        return JsonResponse({"requests": dryrun.check_sequence(request.project, steps)})
+        try:
+            return JsonResponse({"requests": dryrun.check_sequence(request.project, steps)})
+        except events.EventConflict:
+            raise ApiError(
+                409, "idempotency_key_reused",
+                "Two steps use one event id for different events.",
+            ) from None
     parsed = parse_request(raw, fmt)
     settings = request.project.rule_settings
     found = analysis.analyse_whole(parsed, projectrules.policy(settings))

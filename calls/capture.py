@@ -469,16 +469,23 @@ def _update_tool_calls(
 ) -> "SlotUpdate":
     """Record how each tool slot touched by this request changed."""
     current_ids = {ref[0] for ref in refs}
-    touched = [parsed.message(position) for position, _id, _before in changes]
+    # A message that only moved (the history was trimmed before it) issues nothing new.
+    was_sent = {ref[0] for ref in previous}
+    moved_only = {position for position, message_id, _b in changes if message_id in was_sent}
+    touched = [parsed.message(p) for p, _id, _before in changes if p not in moved_only]
     issued = {c.id: c for m in touched for c in m.calls if c.id}
     issuing_position, issuing_order = {}, {}
     for position, _id, _b in changes:
+        if position in moved_only:
+            continue
         for ref in parsed.message(position).calls:
             issuing_position[ref.id] = position
             issuing_order.setdefault(ref.id, len(issuing_order))
     answered = {}  # tool_call_id -> (message_id, state)
     delivered = {}  # tool_call_id -> message_id of a developer/user message carrying its result
     for position, message_id, _before in changes:
+        if position in moved_only:
+            continue
         message = parsed.message(position)
         for call_id in message.results:
             if call_id:  # "" answers no call (TC001 says so)
@@ -538,6 +545,7 @@ def _update_tool_calls(
                     update.duplicated[call_id] = issuing_position[call_id]
             else:
                 # First seen in a request (perhaps announced by a response event before).
+                row.issued_turn = number
                 row.name = row.name or ref.name
                 row.arguments = row.arguments or ref.arguments
                 row.history.append({"turn": number, "state": "issued", "message": None, "at": stamp})

@@ -10,6 +10,8 @@ behaves here as it does on the server. Pure functions; no ORM.
 """
 
 import json
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -133,28 +135,22 @@ def _arguments(text: str):
     return value if isinstance(value, dict) else text
 
 
-def render(source: str, request: Request, special: dict | None = None) -> Rendering:
+def render(
+    source: str, request: Request, special: dict | None = None, isolated: bool = False
+) -> Rendering:
+    """`isolated`: run the template in a child process with time and memory limits (for
+    templates a project uploaded: a sandbox stops attribute tricks, not an endless loop)."""
     messages, lines = chat_messages(request)
     tools = [
         {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters or {}}}
         for t in request.tools
     ]
-    rendering = Rendering(roles=lines)
-    try:
-        template = _compile(source)
-        text = template.render(
-            messages=messages,
-            tools=tools or None,
-            add_generation_prompt=True,
-            **{"bos_token": "", "eos_token": "", **(special or {})},
-        )
-    except jinja2.exceptions.TemplateError as error:
-        rendering.error = str(error) or error.__class__.__name__
+    arguments = {"messages": messages, "tools": tools or None, "special": special or {}}
+    text, error = _isolated(source, arguments) if isolated else render_text(source, **arguments)
+    rendering = Rendering(roles=lines, error=error)
+    if error:
         return rendering
-    except (TypeError, ValueError, AttributeError, RecursionError, MemoryError) as error:
-        rendering.error = f"{error.__class__.__name__}: {error}"
-        return rendering
-    rendering.text = text[:MAX_OUTPUT]
+    rendering.text = text
     for line in lines:
         line.shown = bool(line.text.strip()) and line.text.strip() in text
         if not line.text.strip() and line.calls:
@@ -167,6 +163,53 @@ def render(source: str, request: Request, special: dict | None = None) -> Render
         elif line.role != line.template_role:
             line.note = f"sent as {line.role}, rendered as {line.template_role}"
     return rendering
+
+
+def render_text(source: str, messages: list, tools, special: dict) -> tuple[str, str]:
+    """(prompt text, error): the template's own message when it refuses, or why it failed."""
+    try:
+        template = _compile(source)
+        pieces, size = [], 0
+        for piece in template.generate(
+            messages=messages, tools=tools, add_generation_prompt=True,
+            **{"bos_token": "", "eos_token": "", **special},
+        ):
+            pieces.append(piece)
+            size += len(piece)
+            if size > MAX_OUTPUT:
+                return "", f"The template wrote more than {MAX_OUTPUT:,} characters: stopped."
+        return "".join(pieces), ""
+    except jinja2.exceptions.TemplateError as error:
+        return "", str(error) or error.__class__.__name__
+    except Exception as error:  # a template is code someone uploaded: any failure is its own
+        return "", f"{error.__class__.__name__}: {error}"
+
+
+TIME_LIMIT_SECONDS = 5
+MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
+
+
+def _limits():  # pragma: no cover - runs in the child before it starts
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CPU, (TIME_LIMIT_SECONDS, TIME_LIMIT_SECONDS + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+
+
+def _isolated(source: str, arguments: dict) -> tuple[str, str]:
+    request = json.dumps({"source": source, **arguments}).encode()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "calls.templaterunner"],
+            input=request, capture_output=True, timeout=TIME_LIMIT_SECONDS + 2,
+            cwd=Path(__file__).resolve().parent.parent, preexec_fn=_limits,
+        )
+    except subprocess.TimeoutExpired:
+        return "", f"The template ran for more than {TIME_LIMIT_SECONDS} s: stopped."
+    if done.returncode != 0:
+        return "", "The template used more time or memory than allowed: stopped."
+    answer = json.loads(done.stdout)
+    return answer["text"], answer["error"]
 
 
 def from_tokenizer_config(text: str) -> tuple[str, dict]:

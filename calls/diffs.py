@@ -8,8 +8,9 @@ messages are the same; the caller says which results are placeholders.
 """
 
 import difflib
-import json
 from dataclasses import dataclass, field
+
+from .jsontext import readable_dumps
 
 SAME = "same"
 APPENDED = "appended"
@@ -117,15 +118,25 @@ def _moves(rows: list[Row]) -> list[Row]:
 
 
 def pretty(item) -> list[str]:
-    return json.dumps(item, indent=2, ensure_ascii=False).splitlines()
+    return readable_dumps(item, indent=2).splitlines()
+
+
+MAX_DIFF_LINES = 2000  # per side; beyond this an edit shows both sides whole, unaligned
 
 
 def line_diff(old, new) -> list[tuple[str, str]]:
+    """The edit line by line (" ", "-", "+"). Lines are aligned by SequenceMatcher, not
+    ndiff, whose character-level pass takes minutes on a message of a few hundred lines."""
+    before, after = pretty(old), pretty(new)
+    if len(before) > MAX_DIFF_LINES or len(after) > MAX_DIFF_LINES:
+        return [("-", line) for line in before] + [("+", line) for line in after]
     lines = []
-    for line in difflib.ndiff(pretty(old), pretty(new)):
-        if line.startswith("? "):
-            continue  # ndiff's intraline hints
-        lines.append((line[0], line[2:]))
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+        if tag == "equal":
+            lines += [(" ", line) for line in before[a1:a2]]
+        else:
+            lines += [("-", line) for line in before[a1:a2]] + [("+", line) for line in after[b1:b2]]
     return lines
 
 

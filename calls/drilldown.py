@@ -68,7 +68,7 @@ class TemplateChoice:
     label: str
     source: str
     special: dict
-    tokenizer_json: str = ""
+    has_tokenizer: bool = False
 
 
 def template_choices(project: Project) -> list[TemplateChoice]:
@@ -76,11 +76,21 @@ def template_choices(project: Project) -> list[TemplateChoice]:
         TemplateChoice(name, label, chattemplates.shipped_source(name), special)
         for name, (label, special) in chattemplates.SHIPPED.items()
     ]
-    for t in ChatTemplate.objects.filter(project=project).order_by("name"):
-        choices.append(
-            TemplateChoice(f"project-{t.pk}", t.name, t.source, t.special_tokens, t.tokenizer_json)
-        )
+    # tokenizer.json files run to tens of MB: only note whether one is there.
+    for t in ChatTemplate.objects.filter(project=project).order_by("name").defer("tokenizer_json"):
+        choices.append(TemplateChoice(f"project-{t.pk}", t.name, t.source, t.special_tokens))
+    with_tokenizer = set(
+        ChatTemplate.objects.filter(project=project).exclude(tokenizer_json="").values_list("pk", flat=True)
+    )
+    for choice in choices:
+        choice.has_tokenizer = choice.key.startswith("project-") and int(choice.key[8:]) in with_tokenizer
     return choices
+
+
+def tokenizer_of(choice: TemplateChoice) -> str:
+    if not choice.has_tokenizer:
+        return ""
+    return ChatTemplate.objects.filter(pk=int(choice.key[8:])).values_list("tokenizer_json", flat=True).first() or ""
 
 
 @dataclass
@@ -95,9 +105,12 @@ class ModelView:
 def model_view(raw: bytes, fmt: str, choice: TemplateChoice) -> ModelView:
     body = decode_json(raw)
     request = normalize(fmt, body)
-    rendering = chattemplates.render(choice.source, request, choice.special)
-    if choice.tokenizer_json and rendering.text:
-        count, pieces = chattemplates.tokens(choice.tokenizer_json, rendering.text)
+    # The project's own templates run in a child process with limits; shipped ones are ours.
+    isolated = choice.key.startswith("project-")
+    rendering = chattemplates.render(choice.source, request, choice.special, isolated=isolated)
+    tokenizer_json = tokenizer_of(choice) if rendering.text else ""
+    if tokenizer_json:
+        count, pieces = chattemplates.tokens(tokenizer_json, rendering.text)
         return ModelView(choice, rendering, count, True, pieces)
     return ModelView(choice, rendering, strings.estimate_tokens(rendering.text), False, [])
 

@@ -13,6 +13,7 @@ import json
 import shlex
 
 from . import slots
+from .jsontext import readable_dumps
 from .strings import _NOT_JSON, _decode_inner, _loads
 
 CAPTURED = "captured"
@@ -47,12 +48,19 @@ def render(body: dict, fmt: str, rendering: str) -> dict:
     if rendering == CAPTURED:
         return body
     if rendering == READABLE:
-        return _READABLE[fmt](copy.deepcopy(body))
+        return _READABLE[fmt](_copy(body))
     if rendering == ASYNC:
         if fmt != "openai.chat":
             raise NotAvailable("The async shape exists for OpenAI Chat Completions requests only.")
-        return _async_chat(copy.deepcopy(body))
+        return _async_chat(_copy(body))
     raise NotAvailable(f"Unknown rendering {rendering!r}.")
+
+
+def _copy(body: dict) -> dict:
+    try:
+        return copy.deepcopy(body)
+    except RecursionError:
+        raise NotAvailable("This request is nested too deeply to re-render; export it as captured.") from None
 
 
 def available(fmt: str) -> list[str]:
@@ -69,7 +77,7 @@ def readable(text: str) -> str:
         value, changed = _decode_inner(value)
         if not changed:
             break
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else readable_dumps(value)
 
 
 def _value(text: str):
@@ -107,9 +115,13 @@ def _readable_chat(body: dict) -> dict:
             continue  # its result goes back into the slot below
         if message.get("role") == "tool" and isinstance(content, str):
             tool_call_id = message.get("tool_call_id")
-            if slots.classify_result(content) == slots.PENDING and tool_call_id in delivered:
+            if (
+                isinstance(tool_call_id, str)
+                and slots.classify_result(content) == slots.PENDING
+                and tool_call_id in delivered
+            ):
                 result = delivered[tool_call_id]
-                content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+                content = result if isinstance(result, str) else readable_dumps(result)
             message["content"] = readable(content)
         kept.append(message)
     body["messages"] = kept
@@ -212,7 +224,8 @@ def request_of(document, turn: int | None = None) -> dict:
     if isinstance(document, dict) and document.get("callscope_fixture"):
         if isinstance(document.get("request"), dict):
             return document["request"]
-        turns = [t for t in document.get("turns") or [] if isinstance(t, dict)]
+        turns = document.get("turns")
+        turns = [t for t in turns if isinstance(t, dict)] if isinstance(turns, list) else []
         chosen = [t for t in turns if t.get("turn") == turn] or turns[-1:]
         if chosen and isinstance(chosen[0].get("request"), dict):
             return chosen[0]["request"]

@@ -1,6 +1,7 @@
 """JSON text as Callscope stores it: compact, key order and every string kept exactly."""
 
 import json
+import re
 
 import orjson
 
@@ -23,3 +24,13 @@ def loads(text: str):
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         return json.loads(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def readable_dumps(value, indent: int | None = None) -> str:
+    """JSON text for people: non-ASCII as itself, except lone surrogates (valid JSON,
+    but not encodable as UTF-8), which stay \\uXXXX escapes, so the page still loads."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

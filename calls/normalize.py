@@ -16,9 +16,10 @@ declared. Two choices matter for everything built on it:
 Pure functions over decoded JSON; no ORM.
 """
 
+import hashlib
 from dataclasses import dataclass, field
 
-from .jsontext import canonical_json
+from .jsontext import canonical_json, canonical_json_bytes
 from .storable import text as storable
 
 TEXT = "text"
@@ -355,8 +356,10 @@ def _gemini(body: dict, offset: int = 0) -> Request:
         for part_index, part in enumerate(_dicts(item.get("parts"))):
             if isinstance(part.get("functionCall"), dict):
                 call = part["functionCall"]
-                # Gemini ids are optional: without one, name the call by its place.
-                place = f"gemini:{index}:{part_index}"
+                # Gemini ids are optional: without one, name the call by its model turn's
+                # content and its place in it, which stay the same when the history is
+                # trimmed or the turn is re-sent. (Identical id-less calls share a name.)
+                place = f"gemini:{_digest(item)}:{part_index}"
                 calls.append(_call(call.get("id"), call.get("name"), call.get("args"), part, place))
                 parts.append(calls[-1])
             elif isinstance(part.get("functionResponse"), dict):
@@ -399,6 +402,10 @@ def _gemini(body: dict, offset: int = 0) -> Request:
         tools,
         _extra(body, "toolConfig"),
     )
+
+
+def _digest(item: dict) -> str:
+    return hashlib.sha256(canonical_json_bytes(item)).hexdigest()[:12]
 
 
 def _positional_id(open_calls: list[Part], answered: set, name: str) -> str:

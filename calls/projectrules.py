@@ -93,7 +93,10 @@ def clean(form) -> tuple[dict, dict]:
     if side_effect == SIDE_EFFECT:
         side_effect = ""
     if len(side_effect) > MAX_PATTERN_LENGTH or (side_effect and _compile(side_effect) is None):
-        errors["side_effect_pattern"] = "Not a valid regular expression (at most 300 characters)."
+        errors["side_effect_pattern"] = (
+            "Not a valid regular expression of at most 300 characters, or a repeated group "
+            "that repeats inside, like (a+)+, which can take exponential time."
+        )
     placeholders = [line.strip() for line in form.get("placeholders", "").splitlines() if line.strip()]
     if len(placeholders) > MAX_PATTERNS:
         errors["placeholders"] = f"At most {MAX_PATTERNS} patterns."
@@ -101,7 +104,8 @@ def clean(form) -> tuple[dict, dict]:
         if _pattern(line) is None:
             errors["placeholders"] = (
                 f"Line {number} is not `pending|terminal regex <expression>` or "
-                "`pending|terminal field <path>=<value>`."
+                "`pending|terminal field <path>=<value>` (and a regex may not repeat a group "
+                "that repeats inside, like (a+)+)."
             )
             break
     settings = {
@@ -162,7 +166,17 @@ def _number(value, default: int, lowest: int, highest: int, strict: bool = False
     return None if strict else default
 
 
+# A repeated group that itself repeats or alternates: (a+)+, (a|aa)*, (x{2,})+. Python's
+# engine backtracks exponentially on such patterns, and they run at ingest on text
+# callers and tools control, so they are refused when saved.
+_NESTED_REPEAT = re.compile(
+    r"\((?:[^()\\]|\\.)*(?:[+*|]|\{\d*,?\d*\})(?:[^()\\]|\\.)*\)\??\s*(?:[+*]|\{\d*,?\d*\})"
+)
+
+
 def _compile(expression: str) -> re.Pattern | None:
+    if _NESTED_REPEAT.search(expression):
+        return None
     try:
         return re.compile(expression, re.I)
     except (re.error, RecursionError, OverflowError):

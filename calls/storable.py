@@ -16,3 +16,13 @@ def text(value: str, limit: int | None = None) -> str:
     except UnicodeEncodeError:
         value = value.encode("utf-8", "backslashreplace").decode("utf-8")
     return value[:limit] if limit is not None else value
+
+
+def displayable(value: str) -> str:
+    """A string for a page: lone surrogates (valid in JSON, not encodable as UTF-8) as
+    their \\uXXXX escapes; everything else exactly as it is."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join(c if not 0xD800 <= ord(c) <= 0xDFFF else f"\\u{ord(c):04x}" for c in value)
+    return value

@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .jsontext import readable_dumps
+
 TEXT = "text"
 ESCAPE = "escape"  # \uXXXX spelling a non-ASCII character: the model reads six characters
 SEQUENCE = "sequence"  # another backslash sequence (\n, \", \u0041): read literally too
@@ -34,7 +36,7 @@ _NAMES = {
     "\r": "CR", "\t": "TAB", "\x00": "NUL", "\x1b": "ESC", "\x7f": "DEL",
 }
 _ESCAPES = re.compile(r'\\(?:u[0-9a-fA-F]{4}|[nrtbf"\\/])')
-_TRAILING = re.compile(r"[ \t]+(?=\r?\n|$)")
+_LINE_END = re.compile(r"\r?\n")
 INSPECT_LIMIT = 200_000  # longer strings are shown plain, with counts only
 
 
@@ -101,15 +103,16 @@ def _segments(text: str) -> list[Segment]:
         sequence = match.group()
         kind = ESCAPE if sequence[1] == "u" and int(sequence[2:], 16) >= 0x80 else SEQUENCE
         marks.append((match.start(), match.end(), kind, _escape_label(sequence)))
-    for match in _TRAILING.finditer(text):
-        marks.append((match.start(), match.end(), TRAILING, f"{match.end() - match.start()} trailing"))
+    for start, end in _trailing_runs(text):
+        marks.append((start, end, TRAILING, f"{end - start} trailing"))
     for match in _special().finditer(text):
         index, char = match.start(), match.group()
         kind = CONTROL if unicodedata.category(char) == "Cc" else INVISIBLE
         if kind == INVISIBLE and char in "\u200c\u200d" and _between_letters(text, index):
             kind = JOINER
         marks.append((index, index + 1, kind, _NAMES.get(char) or f"U+{ord(char):04X}"))
-    marks.sort()
+    # At one position, the longest mark wins (a tab that starts a run of trailing spaces).
+    marks.sort(key=lambda m: (m[0], -m[1]))
     segments, at = [], 0
     for start, end, kind, label in marks:
         if start < at:
@@ -126,6 +129,18 @@ def _segments(text: str) -> list[Segment]:
     if at < len(text):
         segments.append(Segment(TEXT, text[at:]))
     return [Segment(s.kind, s.text, _run_label(s.text)) if s.label == "run" else s for s in segments]
+
+
+def _trailing_runs(text: str):
+    """(start, end) of spaces and tabs before each line end and at the end. A scan per
+    line: a regex with lookahead backtracks quadratically on a long run of spaces."""
+    start = 0
+    for end in [m.start() for m in _LINE_END.finditer(text)] + [len(text)]:
+        line = text[start:end]
+        kept = len(line.rstrip(" \t"))
+        if kept < len(line):
+            yield start + kept, end
+        start = end + (2 if text.startswith("\r\n", end) else 1)
 
 
 def _run_label(run: str) -> str:
@@ -276,6 +291,6 @@ def _decode_inner(value, depth: int = 0):
 
 def _pretty(value) -> str:
     try:
-        return json.dumps(value, indent=2, ensure_ascii=False)
+        return readable_dumps(value, indent=2)
     except (ValueError, RecursionError):
-        return json.dumps(value, ensure_ascii=False)
+        return "(too deeply nested to show)"

@@ -1,16 +1,17 @@
 """The turn drill-down: one request's exact body and what it means, in tabs, plus
 fixture exports and the project's chat templates. Thin views over calls.drilldown."""
 
-import json
+
+from asgiref.sync import sync_to_async
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from . import access, chattemplates, diffs, drilldown, fixtures, history
-from .jsontext import loads
+from .jsontext import loads, readable_dumps
 from .models import ChatTemplate, Membership, Turn
 from .requestbody import decode_json
 from .rules import CATALOGUE
@@ -72,7 +73,7 @@ def turn_detail(request: HttpRequest, slug: str, call_id: str, number: int) -> H
         inline = len(raw) <= RAW_INLINE_LIMIT
         context.update(
             raw_text=raw.decode("utf-8") if inline else None,
-            pretty=json.dumps(decode_json(raw), indent=2, ensure_ascii=False) if inline else None,
+            pretty=readable_dumps(decode_json(raw), indent=2) if inline else None,
             raw_limit=RAW_INLINE_LIMIT,
         )
     elif tab == "diff":
@@ -92,7 +93,8 @@ def turn_detail(request: HttpRequest, slug: str, call_id: str, number: int) -> H
 
 def _diff_context(request, project, call, turn) -> dict:
     against = request.GET.get("against", "")
-    other_number = int(against) if against.isdigit() else turn.number - 1
+    valid = against.isascii() and against.isdecimal() and len(against) < 10
+    other_number = int(against) if valid else turn.number - 1
     show_all = request.GET.get("all") == "1"
     if other_number < 1 or other_number == turn.number:
         return {"other": None, "show_all": show_all, "turn_numbers": range(1, call.turn_count + 1)}
@@ -163,7 +165,7 @@ def turn_fixture(request: HttpRequest, slug: str, call_id: str, number: int) -> 
     except fixtures.NotAvailable as exc:
         return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
     document = fixtures.fixture(drilldown.fixture_meta(project, turn), rendering, body)
-    response = JsonResponse(document, json_dumps_params={"ensure_ascii": False, "indent": 2})
+    response = HttpResponse(readable_dumps(document, indent=2), content_type="application/json")
     name = f"callscope-{project.slug}-{call.pk}-turn-{turn.number}-{rendering}.json"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
@@ -180,18 +182,22 @@ def call_fixture(request: HttpRequest, slug: str, call_id: str) -> HttpResponse:
         return HttpResponse("Unknown rendering.", status=400, content_type="text/plain; charset=utf-8")
     numbers = list(Turn.objects.filter(call=call).order_by("number").values_list("number", flat=True))
 
-    def chunks():
-        head = {"callscope_fixture": fixtures.FIXTURE_VERSION, "project": project.slug, "call": call.external_id, "rendering": rendering}
-        yield json.dumps(head, ensure_ascii=False)[:-1] + ', "turns": ['
+    head = {"callscope_fixture": fixtures.FIXTURE_VERSION, "project": project.slug, "call": call.external_id, "rendering": rendering}
+
+    def entry(number: int) -> str:
+        turn = Turn.objects.get(call=call, number=number)
+        turn.call = call
+        try:
+            body = fixtures.render(loads(history.raw_body(turn)), turn.format, rendering)
+        except fixtures.NotAvailable:
+            body = None  # this turn's format has no such rendering
+        return readable_dumps({"turn": number, "format": turn.format, "sent_at": turn.sent_at.isoformat(), "request": body})
+
+    async def chunks():
+        # An async iterator: under ASGI, Django would read a sync one whole into memory.
+        yield readable_dumps(head)[:-1] + ', "turns": ['
         for position, number in enumerate(numbers):
-            turn = Turn.objects.get(call=call, number=number)
-            turn.call = call
-            try:
-                body = fixtures.render(loads(history.raw_body(turn)), turn.format, rendering)
-            except fixtures.NotAvailable:
-                body = None  # this turn's format has no such rendering
-            entry = {"turn": number, "format": turn.format, "sent_at": turn.sent_at.isoformat(), "request": body}
-            yield ("" if position == 0 else ", ") + json.dumps(entry, ensure_ascii=False)
+            yield ("" if position == 0 else ", ") + await sync_to_async(entry)(number)
         yield "]}"
 
     response = StreamingHttpResponse(chunks(), content_type="application/json; charset=utf-8")

@@ -13,6 +13,7 @@ from .models import Call, Event, Finding, Message, ToolCall, Turn
 from .normalize import TEXT, TOOL_RESULT, normalize
 from .requestbody import ITEMS_KEY, canonical_json, loads, result_text
 from .slots import classify_result
+from .storable import displayable
 
 
 @dataclass
@@ -213,6 +214,17 @@ def message_view(
         view.placeholder = classify_result(
             result_text(message.body, call_id, message.result_ids), placeholders
         )
+    return _displayable(view)
+
+
+def _displayable(view: MessageView) -> MessageView:
+    """Lone surrogates (valid JSON) would make the page unencodable: show them escaped."""
+    view.texts = [displayable(t) for t in view.texts]
+    view.other_parts = [displayable(t) for t in view.other_parts]
+    view.raw_item = displayable(view.raw_item)
+    for item in view.tool_calls:
+        item.arguments = displayable(item.arguments)
+        item.result_text = displayable(item.result_text)
     return view
 
 

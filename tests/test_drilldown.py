@@ -283,7 +283,7 @@ def test_async_rendering_is_refused_for_other_formats(alice_client, key, post_re
 
 def test_a_whole_call_exports_as_one_streamed_fixture(alice_client, fip):
     response = alice_client.get("/p/clinic/calls/fip/fixture.json?rendering=readable")
-    document = json.loads(b"".join(response.streaming_content))
+    document = json.loads(b"".join(response))
     assert [t["turn"] for t in document["turns"]] == [1, 2, 3, 4, 5]
     assert document["turns"][2]["request"]["messages"] == fixtures.render(json.loads(fip[2]), "openai.chat", "readable")["messages"]
 
@@ -370,3 +370,67 @@ def test_anthropic_and_gemini_strings_are_shown_and_marked_too(alice_client, key
     post_request(key, "gem", gemini)
     gem_page = alice_client.get("/p/clinic/calls/gem/turns/1/").content.decode()
     assert 'data-mark="NBSP"' in gem_page.split('<ol class="messages full">')[1]
+
+
+# --- hostile but valid input never breaks the drill-down ------------------------------------
+
+
+def test_lone_surrogates_show_escaped_on_every_tab(alice_client, key, post_request):
+    body = b'{"messages": [{"role": "user", "content": "half an emoji: \\ud83d!"}]}'
+    post_request(key, "sur", body)
+    for tab in ("messages", "raw", "diff", "model", "export"):
+        answer = alice_client.get(f"/p/clinic/calls/sur/turns/1/?tab={tab}")
+        assert answer.status_code == 200, tab
+    shown = re.sub(r"<[^>]+>", "", alice_client.get("/p/clinic/calls/sur/turns/1/").content.decode())
+    assert "half an emoji: \\ud83d!" in shown
+    for url in ("/p/clinic/calls/sur/turns/1/fixture.json?rendering=readable", "/p/clinic/calls/sur/fixture.json"):
+        answer = alice_client.get(url)
+        content = b"".join(answer) if answer.streaming else answer.content
+        assert json.loads(content)  # valid JSON, surrogate escaped
+
+
+def test_odd_parameters_and_fixtures_are_refused_not_crashed(alice_client, key, post_request):
+    post_request(key, "c", {"messages": [{"role": "tool", "tool_call_id": ["x"], "content": "IN_PROGRESS"}]})
+    assert alice_client.get("/p/clinic/calls/c/turns/1/?tab=diff&against=²").status_code == 200
+    assert alice_client.get("/p/clinic/calls/c/turns/1/?tab=diff&against=" + "9" * 5000).status_code == 200
+    assert alice_client.get("/p/clinic/calls/c/turns/1/fixture.json?rendering=readable").status_code == 200
+    bad = alice_client.post("/p/clinic/calls/c/turns/1/diff", {"fixture": '{"callscope_fixture": 1, "turns": 5}'})
+    assert bad.status_code == 400
+    deep = {"messages": [{"role": "user", "content": "x", "meta": json.loads("[" * 900 + "]" * 900)}]}
+    post_request(key, "deep", json.dumps(deep).encode())
+    assert alice_client.get("/p/clinic/calls/deep/turns/1/fixture.json?rendering=readable").status_code in (200, 400)
+
+
+def test_a_long_edit_diffs_quickly_line_by_line():
+    old = {"role": "user", "content": [{"type": "text", "text": f"part {n}"} for n in range(300)]}
+    new = {"role": "user", "content": [{"type": "text", "text": f"part {n}!"} for n in range(300)]}
+    lines = diffs.line_diff(old, new)  # ndiff took minutes on this
+    assert sum(1 for tag, _l in lines if tag == "-") == 300 and sum(1 for tag, _l in lines if tag == "+") == 300
+    huge = diffs.line_diff({"c": list(range(3000))}, {"c": list(range(3001))})
+    assert huge[0][0] == "-" and huge[-1] == ("+", "}")  # past the cap: both sides whole
+
+
+def test_a_long_run_of_spaces_is_marked_in_one_pass():
+    text = " " * 50_000 + "x"
+    assert strings.inspect(text).trailing == 0
+    assert kinds("foo\t   \nbar") == [(strings.TRAILING, "\t   ")]
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("{{ 1 // (messages|length - messages|length) }}", "ZeroDivisionError"),
+        ("{{ range(10**6) }}", "Overflow"),
+        ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "stopped"),
+    ],
+)
+def test_an_uploaded_template_that_fails_or_loops_is_stopped(alice_client, project, key, post_request, monkeypatch, source, message):
+    from calls import chattemplates
+    from calls.models import ChatTemplate
+
+    monkeypatch.setattr(chattemplates, "TIME_LIMIT_SECONDS", 1)
+    template = ChatTemplate.objects.create(project=project, name="evil", source=source)
+    post_request(key, "t", {"messages": [{"role": "user", "content": "hi"}]})
+    page = alice_client.get(f"/p/clinic/calls/t/turns/1/?tab=model&template=project-{template.pk}")
+    assert page.status_code == 200
+    assert "TP401" in page.content.decode() and message in page.content.decode()

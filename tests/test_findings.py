@@ -175,3 +175,13 @@ def test_check_refuses_a_bad_step_naming_it(key, client, steps, code, where):
     assert answer.status_code == 400
     assert answer.json()["error"]["code"] == code and where in answer.json()["error"]["message"]
     assert Call.objects.count() == 0
+
+
+def test_check_refuses_one_event_id_used_for_two_events(key, client):
+    steps = [
+        {"request": {"messages": [{"role": "user", "content": "hi"}]}, "events": [{"type": "interruption", "id": "e1"}]},
+        {"events": [{"type": "call.ended", "id": "e1"}]},
+    ]
+    answer = check(client, key, steps)
+    assert answer.status_code == 409 and answer.json()["error"]["code"] == "idempotency_key_reused"
+    assert Call.objects.count() == 0

@@ -272,6 +272,8 @@ def test_an_admin_sets_thresholds_and_placeholder_patterns(alice_client, project
         ("placeholders", "pending glob *running*"),
         ("placeholders", "pending field =x"),
         ("placeholders", "pending regex ("),
+        ("placeholders", "pending regex ^(a+)+$"),
+        ("side_effect_pattern", "(book|pay)+"),
     ],
 )
 def test_bad_thresholds_and_patterns_are_refused_and_nothing_is_saved(alice_client, project, field, value):

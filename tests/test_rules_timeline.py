@@ -423,15 +423,20 @@ def test_gemini_calls_without_ids_get_a_slot_and_a_lifecycle(key, post_request, 
     ]}
     post_request(key, "g", {"contents": [user, model, running]})
     rows = {t.name: t for t in ToolCall.objects.all()}
-    assert rows["check_availability"].tool_call_id == "gemini:1:0"
+    slot = rows["check_availability"].tool_call_id
+    assert slot.startswith("gemini:") and slot.endswith(":0")
     assert (rows["check_availability"].state, rows["get_weather"].state) == ("pending", "result")
     done = {"role": "user", "parts": [
         {"functionResponse": {"name": "get_weather", "response": {"sky": "clear"}}},
         {"functionResponse": {"name": "check_availability", "response": {"free": ["15:00"]}}},
     ]}
     post_request(key, "g", {"contents": [user, model, done]})
-    row = ToolCall.objects.get(tool_call_id="gemini:1:0")
+    row = ToolCall.objects.get(tool_call_id=slot)
     assert [h["state"] for h in row.history] == ["issued", "pending", "result"]
+    # Trimming the oldest message moves the pair: the same slot, no new row, nothing lost.
+    answer = post_request(key, "g", {"contents": [model, done, {"role": "user", "parts": [{"text": "Thanks"}]}]})
+    assert [f["code"] for f in answer.json()["findings"] if f["code"].startswith(("TL", "TC"))] in ([], ["TL206"])
+    assert ToolCall.objects.count() == 2 and ToolCall.objects.get(tool_call_id=slot).state == "result"
     page = alice_client.get("/p/clinic/calls/g/").content.decode()
     assert "{&quot;free&quot;:[&quot;15:00&quot;]}" in page  # the result text, paired by position
 
@@ -449,3 +454,23 @@ def test_deprecated_function_calls_get_a_slot(key, post_request):
     assert ToolCall.objects.get().state == "result"
     messages += [{"role": "user", "content": "Again?"}, messages[1], messages[2]]
     assert "TC003" not in [f["code"] for f in post_request(key, "d", {"messages": messages}).json()["findings"]]
+
+
+def test_trimming_the_oldest_messages_reissues_nothing(key, post_request):
+    """A summariser drops the first turns: later call messages move but are not new."""
+    history = [SYSTEM, {"role": "user", "content": "Hi"}, booking("call_1"), tool("call_1", '{"ok": true}'), {"role": "user", "content": "Thanks"}]
+    post_request(key, "c", {"messages": history})
+    trimmed = [SYSTEM, *history[2:], {"role": "user", "content": "Bye"}]
+    codes_now = [c[0] for c in codes(post_request(key, "c", {"messages": trimmed}))]
+    assert "TC003" not in codes_now and "TL204" not in codes_now
+    from calls.models import ToolCall
+
+    assert [h["state"] for h in ToolCall.objects.get().history] == ["issued", "result"]
+
+
+def test_a_call_announced_by_a_response_event_still_counts_as_a_repeat(key, post_request, post_events):
+    history = [SYSTEM, booking("call_A"), tool("call_A", '{"outcome": "booked"}'), {"role": "user", "content": "Did it work?"}]
+    post_request(key, "c", {"messages": history})
+    post_events(key, "c", {"type": "response", "body": {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": booking("call_B")["tool_calls"]}}]}})
+    history += [booking("call_B"), tool("call_B", "IN_PROGRESS")]
+    assert ("TL204", None, "call_B") in codes(post_request(key, "c", {"messages": history}))

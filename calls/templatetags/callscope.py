@@ -3,6 +3,7 @@ from django import template
 from django.utils.html import format_html, format_html_join
 
 from calls import strings
+from calls.storable import displayable
 from calls.requestbody import canonical_json
 
 register = template.Library()
@@ -87,6 +88,7 @@ def inspected(context, text):
     in it marked (calls.strings). Plain when the page's budget is spent."""
     if not isinstance(text, str):
         text = "" if text is None else str(text)
+    text = displayable(text)
     budget = context.get("inspect_budget")
     if budget is None or budget["left"] < len(text):
         return {"plain": text, "over": budget is not None}
