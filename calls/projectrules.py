@@ -25,7 +25,7 @@ THRESHOLDS = {
     "pending_seconds": (PENDING_SECONDS, 1, 3600),  # TL207: a placeholder pending longer than this
     "never_settled_after": (NEVER_SETTLED_AFTER, 1, 100),  # TL201: requests a placeholder may survive
 }
-FORM_FIELDS = (*THRESHOLDS, "side_effect_pattern", "placeholders")
+FORM_FIELDS = ("flag_threshold", *THRESHOLDS, "side_effect_pattern", "placeholders")
 MAX_PATTERNS = 20
 MAX_PATTERN_LENGTH = 300
 
@@ -108,7 +108,9 @@ def clean(form) -> tuple[dict, dict]:
                 "that repeats inside, like (a+)+)."
             )
             break
+    flag_threshold = form.get("flag_threshold", "warning")
     settings = {
+        "flag_threshold": flag_threshold if flag_threshold in SEVERITY_ORDER else "warning",
         "off": off,
         "severity": severity,
         "target_provider": target if target in TARGET_PROVIDERS else "",
@@ -150,6 +152,7 @@ def form_values(settings: dict) -> dict:
     """The non-rule fields of the settings form, as the admin last saved them."""
     thresholds = settings.get("thresholds", {})
     return {
+        "flag_threshold": settings.get("flag_threshold", "warning"),
         **{name: thresholds.get(name, limits[0]) for name, limits in THRESHOLDS.items()},
         "side_effect_pattern": settings.get("side_effect_pattern") or SIDE_EFFECT,
         "placeholders": "\n".join(settings.get("placeholders", ())),

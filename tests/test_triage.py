@@ -344,3 +344,13 @@ def test_rollups_count_flagged_calls_and_time_to_resolve(key, post_request, alic
     assert page.count('<rect class="st-') >= 2 and "TC001" in page
     assert "Median flagged → resolved" in page and "(1 resolved, 30 days)" in page
     assert "<script" not in page.split("<main")[1]
+
+
+def test_the_flag_threshold_is_a_rule_setting(alice_client, project, key, post_request):
+    form = {f"on-{code}": "1" for code in __import__("calls.rules", fromlist=["CATALOGUE"]).CATALOGUE}
+    assert alice_client.post("/p/clinic/rules/", {**form, "flag_threshold": "error"}).status_code == 302
+    project.refresh_from_db()
+    assert project.rule_settings["flag_threshold"] == "error"
+    for body in sample_bodies("async_tool_user_speaks"):
+        post_request(key, "async", body)
+    assert not Triage.objects.exists()
