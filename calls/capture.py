@@ -504,10 +504,15 @@ def _update_tool_calls(
             outside = slots.delivered_outside_slot(role, _content_string(loads(body)))
             if outside:
                 uncarried.add(outside)
-        still_issued = {c.id for m in parsed.messages for c in m.calls}
-        vanished_calls = removed_calls - still_issued
+        # Both looks at the whole request happen only when a call message or a result left
+        # it (an interruption, a trimmed history), never on the common settle-in-place.
+        if removed_calls:
+            still_issued = {c.id for m in parsed.messages for c in m.calls}
+            vanished_calls = removed_calls - still_issued
         # Results that left with a removed message and are sent nowhere else now.
-        uncarried -= set(answered) | set(delivered) | _carried_anywhere(parsed, uncarried)
+        uncarried -= set(answered) | set(delivered)
+        if uncarried:
+            uncarried -= _carried_anywhere(parsed, uncarried)
     update = SlotUpdate(refs=refs)
     if not (issued or answered or vanished_calls or delivered or uncarried):
         return update

@@ -7,11 +7,16 @@ browser says what it already shows and the consumer sends what it missed,
 so a dropped connection loses nothing.
 """
 
+import asyncio
 import json
+import logging
+import threading
+import time
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import SyncToAsync, async_to_sync
 from channels.generic.websocket import WebsocketConsumer
 from channels.layers import get_channel_layer
+from django.db import close_old_connections
 from django.http import QueryDict
 from django.template.loader import render_to_string
 
@@ -21,6 +26,8 @@ from .models import Call, Event, Turn
 
 RESYNC_TURN_LIMIT = 100
 TIMELINE_EVERY = 5  # turns between redraws of the call's picture when no slot changed
+PICTURE_COALESCE_SECONDS = 1.0  # a burst of slot changes in a second is one redraw
+logger = logging.getLogger(__name__)
 
 
 def project_group(project_id: int) -> str:
@@ -45,10 +52,10 @@ def broadcast_turn(call: Call, turn: Turn, changed_tool_calls: set[str]) -> None
     html = fragments.call_header(call) + fragments.turns(call, [turn])
     if changed_tool_calls:
         html += fragments.tool_rows(call, changed_tool_calls)
+    _send(call_group(call.pk), html)
     # The picture is redrawn whole: when a tool slot changed, and every few turns.
     if changed_tool_calls or turn.number % TIMELINE_EVERY == 0:
-        html += fragments.timeline(call)
-    _send(call_group(call.pk), html)
+        picture_changed(call.pk)
 
 
 def broadcast_events(call: Call, events: list[Event], changed_tool_calls: set[str] = frozenset()) -> None:
@@ -57,9 +64,57 @@ def broadcast_events(call: Call, events: list[Event], changed_tool_calls: set[st
     html = fragments.call_header(call) + fragments.events(call, events)
     if changed_tool_calls:
         html += fragments.tool_rows(call, changed_tool_calls)
-    if changed_tool_calls or any(e.type.startswith("hold.") or e.type == "call.ended" for e in events):
-        html += fragments.timeline(call)
     _send(call_group(call.pk), html)
+    if changed_tool_calls or any(e.type.startswith("hold.") or e.type == "call.ended" for e in events):
+        picture_changed(call.pk)
+
+
+# The call's picture costs time in proportion to the call, so it is never drawn on the
+# ingest path: ingest marks the call, and one thread per process redraws each marked
+# call once (a burst of requests is one redraw) and pushes it to the call's page.
+_dirty: dict[int, object] = {}  # call id -> the server's event loop that asked, if any
+_dirty_lock = threading.Lock()
+_wake = threading.Event()
+_painter: threading.Thread | None = None
+
+
+def picture_changed(call_id: int) -> None:
+    global _painter
+    # Sent on the server's own loop when there is one: the in-memory channel layer's
+    # queues belong to it (a loop made up in the painter thread would not wake them).
+    loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
+    with _dirty_lock:
+        _dirty[call_id] = loop
+        if _painter is None or not _painter.is_alive():
+            _painter = threading.Thread(target=_paint, name="callscope-pictures", daemon=True)
+            _painter.start()
+    _wake.set()
+
+
+def _paint() -> None:
+    while True:
+        _wake.wait()
+        time.sleep(PICTURE_COALESCE_SECONDS)
+        with _dirty_lock:
+            due = sorted(_dirty.items(), key=lambda item: item[0])
+            _dirty.clear()
+            _wake.clear()
+        for call_id, loop in due:
+            try:
+                call = Call.objects.select_related("project").filter(pk=call_id).first()
+                if call is None:
+                    continue
+                html = fragments.timeline(call)
+                if loop is not None and loop.is_running():
+                    message = {"type": "live.fragment", "html": html}
+                    send = get_channel_layer().group_send(call_group(call_id), message)
+                    asyncio.run_coroutine_threadsafe(send, loop).result(timeout=10)
+                else:
+                    _send(call_group(call_id), html)
+            except Exception:  # a failed redraw must not stop the next ones
+                logger.exception("redrawing the picture of call %s failed", call_id)
+            finally:
+                close_old_connections()
 
 
 class _LiveConsumer(WebsocketConsumer):

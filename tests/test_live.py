@@ -224,3 +224,24 @@ async def test_a_filtered_calls_list_resyncs_with_its_own_filter(alice, key):
     message = await communicator.receive_from(timeout=3)
     assert "ended-one" in message and "live-one" not in message and 'data-matched="1"' in message
     await communicator.disconnect()
+
+
+async def test_the_picture_is_redrawn_off_the_request_and_pushed(alice, key):
+    """Drawing the picture grows with the call, so ingest only marks it; a thread of the
+    process redraws it (once per burst) and pushes it to the call page."""
+    bodies = sample_bodies("sync_tool")
+    await sync_to_async(ingest)(key, "c1", bodies[0])
+    call = await Call.objects.aget(external_id="c1")
+    communicator, connected = await connect(f"/ws/calls/{call.pk}/", alice)
+    assert connected
+    for body in bodies[1:]:
+        await sync_to_async(ingest)(key, "c1", body)  # a tool slot changes: a redraw is due
+    seen = []
+    for _ in range(12):
+        message = await communicator.receive_from(timeout=4)
+        seen.append(message)
+        if 'id="call-timeline"' in message:
+            break
+    assert any('id="call-timeline"' in m for m in seen)
+    assert not any('id="call-timeline"' in m and 'id="turn-' in m for m in seen)  # never with a turn
+    await communicator.disconnect()

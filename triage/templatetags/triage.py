@@ -18,12 +18,11 @@ def comment_html(context, comment):
 @register.inclusion_tag("triage/partials/comments_at.html", takes_context=True)
 def comments_at(context, call, turn=None, message=None, tool_call=""):
     """The comments anchored to this spot of a call page or turn page. The call's
-    comments are read once per page render, not once per spot."""
-    cache = context.render_context
-    key = ("triage-comments", call.pk)
-    if key not in cache:
-        cache[key] = queries.comments_of(call.pk)
-    found = cache[key]
+    comments are read once per page (kept on the call object the page renders), not
+    once per spot: included templates each get their own render context."""
+    found = getattr(call, "_triage_comments", None)
+    if found is None:
+        found = call._triage_comments = queries.comments_of(call.pk)
     if tool_call:
         items = [c for (t, m, tc), cs in found.items() if tc == tool_call for c in cs]
     else:
