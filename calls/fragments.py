@@ -45,7 +45,8 @@ def turns(call: Call, turns: list[Turn]) -> str:
     if not turns:
         return ""
     sections = "".join(
-        render_to_string("calls/partials/turn.html", {"call": call, "view": view})
+        # A turn pushed live is new: nobody has commented on it yet.
+        render_to_string("calls/partials/turn.html", {"call": call, "view": view, "live": True})
         for view in turn_views(call, turns)
     )
     return f'<div hx-swap-oob="beforeend:#turns">{sections}</div>'
