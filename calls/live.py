@@ -38,7 +38,7 @@ def call_group(call_id: int) -> str:
     return f"call-{call_id}"
 
 
-def _send(group: str, html: str) -> None:
+def send_fragment(group: str, html: str) -> None:
     async_to_sync(get_channel_layer().group_send)(group, {"type": "live.fragment", "html": html})
 
 
@@ -48,11 +48,11 @@ def broadcast_turn(call: Call, turn: Turn, changed_tool_calls: set[str]) -> None
     Only what changed is rendered (the turn, the header, the tool slots it
     touched), so a broadcast costs the same at turn 300 as at turn 3.
     """
-    _send(project_group(call.project_id), fragments.call_row(call))
+    send_fragment(project_group(call.project_id), fragments.call_row(call))
     html = fragments.call_header(call) + fragments.turns(call, [turn])
     if changed_tool_calls:
         html += fragments.tool_rows(call, changed_tool_calls)
-    _send(call_group(call.pk), html)
+    send_fragment(call_group(call.pk), html)
     # The picture is redrawn whole: when a tool slot changed, and every few turns.
     if changed_tool_calls or turn.number % TIMELINE_EVERY == 0:
         picture_changed(call.pk)
@@ -60,11 +60,11 @@ def broadcast_turn(call: Call, turn: Turn, changed_tool_calls: set[str]) -> None
 
 def broadcast_events(call: Call, events: list[Event], changed_tool_calls: set[str] = frozenset()) -> None:
     """Push new events to the calls list and the call page (called after commit)."""
-    _send(project_group(call.project_id), fragments.call_row(call))
+    send_fragment(project_group(call.project_id), fragments.call_row(call))
     html = fragments.call_header(call) + fragments.events(call, events)
     if changed_tool_calls:
         html += fragments.tool_rows(call, changed_tool_calls)
-    _send(call_group(call.pk), html)
+    send_fragment(call_group(call.pk), html)
     if changed_tool_calls or any(e.type.startswith("hold.") or e.type == "call.ended" for e in events):
         picture_changed(call.pk)
 
@@ -110,33 +110,42 @@ def _paint() -> None:
                     send = get_channel_layer().group_send(call_group(call_id), message)
                     asyncio.run_coroutine_threadsafe(send, loop).result(timeout=10)
                 else:
-                    _send(call_group(call_id), html)
+                    send_fragment(call_group(call_id), html)
             except Exception:  # a failed redraw must not stop the next ones
                 logger.exception("redrawing the picture of call %s failed", call_id)
             finally:
                 close_old_connections()
 
 
-class _LiveConsumer(WebsocketConsumer):
-    """Joins one group after checking the user may see it; forwards its fragments."""
+class LiveConsumer(WebsocketConsumer):
+    """Joins its groups after checking the user may see them; forwards their fragments.
 
-    group = ""
+    Subclasses say which groups (`groups_for`, empty: not this user's) and what a page
+    that (re)connected has missed (`resync`); `joined` and `left` run after the socket
+    opened and when it closed (presence)."""
+
+    groups_joined: tuple[str, ...] = ()
 
     def connect(self):
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             self.close(code=4401)
             return
-        self.group = self.authorise(user)
-        if not self.group:
+        groups = tuple(self.groups_for(user))
+        if not groups:
             self.close(code=4404)
             return
-        async_to_sync(self.channel_layer.group_add)(self.group, self.channel_name)
+        self.groups_joined = groups
+        for group in groups:
+            async_to_sync(self.channel_layer.group_add)(group, self.channel_name)
         self.accept()
+        self.joined(user)
 
     def disconnect(self, code):
-        if self.group:
-            async_to_sync(self.channel_layer.group_discard)(self.group, self.channel_name)
+        for group in self.groups_joined:
+            async_to_sync(self.channel_layer.group_discard)(group, self.channel_name)
+        if self.groups_joined:
+            self.left()
 
     def receive(self, text_data=None, bytes_data=None):
         try:
@@ -151,19 +160,25 @@ class _LiveConsumer(WebsocketConsumer):
     def live_fragment(self, event):
         self.send(text_data=event["html"])
 
-    def authorise(self, user) -> str:
+    def groups_for(self, user) -> list[str]:
         raise NotImplementedError
 
     def resync(self, request: dict) -> str:
-        raise NotImplementedError
+        return ""
+
+    def joined(self, user) -> None:
+        pass
+
+    def left(self) -> None:
+        pass
 
 
-class ProjectConsumer(_LiveConsumer):
+class ProjectConsumer(LiveConsumer):
     """The calls list of one project."""
 
-    def authorise(self, user) -> str:
+    def groups_for(self, user) -> list[str]:
         self.project = access.project_for(user, self.scope["url_route"]["kwargs"]["slug"])
-        return project_group(self.project.pk) if self.project else ""
+        return [project_group(self.project.pk)] if self.project else []
 
     def resync(self, request: dict) -> str:
         query = request.get("filter") if isinstance(request.get("filter"), str) else ""
@@ -172,12 +187,12 @@ class ProjectConsumer(_LiveConsumer):
         return fragments.call_rows(calls, matched=True)
 
 
-class CallConsumer(_LiveConsumer):
+class CallConsumer(LiveConsumer):
     """One call's page."""
 
-    def authorise(self, user) -> str:
+    def groups_for(self, user) -> list[str]:
         self.call = access.call_by_pk_for(user, self.scope["url_route"]["kwargs"]["call_pk"])
-        return call_group(self.call.pk) if self.call else ""
+        return [call_group(self.call.pk)] if self.call else []
 
     def resync(self, request: dict) -> str:
         call = Call.objects.select_related("project").get(pk=self.call.pk)
