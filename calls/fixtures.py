@@ -13,8 +13,7 @@ import json
 import shlex
 
 from . import slots
-from .jsontext import readable_dumps
-from .strings import _NOT_JSON, _decode_inner, _loads
+from .jsontext import NOT_JSON, decode_fully, json_value, readable_dumps
 
 CAPTURED = "captured"
 ASYNC = "async"
@@ -70,20 +69,17 @@ def available(fmt: str) -> list[str]:
 def readable(text: str) -> str:
     """A result as the model should read it: JSON decoded through every layer, then
     serialised once with non-ASCII characters as themselves. Non-JSON text is kept."""
-    value = _loads(text)
-    if value is _NOT_JSON:
+    value = json_value(text)
+    if value is NOT_JSON:
         return text
-    for _ in range(6):
-        value, changed = _decode_inner(value)
-        if not changed:
-            break
+    value = decode_fully(value)
     return value if isinstance(value, str) else readable_dumps(value)
 
 
 def _value(text: str):
     """A result's JSON value for re-encoding (its text when it is not JSON)."""
-    value = _loads(text)
-    return text if value is _NOT_JSON else value
+    value = json_value(text)
+    return text if value is NOT_JSON else value
 
 
 # --- results in place, readable ---------------------------------------------------
@@ -157,12 +153,7 @@ def _readable_gemini(body: dict) -> dict:
         for part in parts if isinstance(parts, list) else []:
             response = part.get("functionResponse") if isinstance(part, dict) else None
             if isinstance(response, dict) and "response" in response:
-                value = response["response"]
-                for _ in range(6):
-                    value, changed = _decode_inner(value)
-                    if not changed:
-                        break
-                response["response"] = value
+                response["response"] = decode_fully(response["response"])
     return body
 
 

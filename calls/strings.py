@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .jsontext import readable_dumps
+from .jsontext import MAX_LAYERS, NOT_JSON, decode_inner, json_value, readable_dumps
 
 TEXT = "text"
 ESCAPE = "escape"  # \uXXXX spelling a non-ASCII character: the model reads six characters
@@ -242,51 +242,19 @@ def estimate_tokens(text: str) -> int:
     return -(-ascii_count // 4) + (len(text) - ascii_count)
 
 
-MAX_LAYERS = 6
-
-
 def json_layers(text: str) -> list[str]:
     """The string decoded as JSON, then again wherever a decoded value is JSON text,
     each layer pretty-printed (non-ASCII as itself): [] when it is not JSON."""
-    value = _loads(text)
-    if value is _NOT_JSON:
+    value = json_value(text)
+    if value is NOT_JSON:
         return []
     layers = [_pretty(value)]
     while len(layers) < MAX_LAYERS:
-        value, changed = _decode_inner(value)
+        value, changed = decode_inner(value)
         if not changed:
             break
         layers.append(_pretty(value))
     return layers
-
-
-_NOT_JSON = object()
-
-
-def _loads(text: str):
-    stripped = text.strip()
-    if not stripped or stripped[0] not in '{["':
-        return _NOT_JSON
-    try:
-        return json.loads(stripped)
-    except (ValueError, RecursionError):
-        return _NOT_JSON
-
-
-def _decode_inner(value, depth: int = 0):
-    """Every string value that is itself JSON text, replaced by what it decodes to."""
-    if depth > 50:
-        return value, False
-    if isinstance(value, str):
-        inner = _loads(value)
-        return (value, False) if inner is _NOT_JSON else (inner, True)
-    if isinstance(value, list):
-        items = [_decode_inner(v, depth + 1) for v in value]
-        return [v for v, _c in items], any(c for _v, c in items)
-    if isinstance(value, dict):
-        items = {k: _decode_inner(v, depth + 1) for k, v in value.items()}
-        return {k: v for k, (v, _c) in items.items()}, any(c for _v, c in items.values())
-    return value, False
 
 
 def _pretty(value) -> str:

@@ -1,9 +1,9 @@
 """TR rules: tool results the provider accepts but the model is likely to misread."""
 
-import json
 import re
 
 from .. import slots
+from ..jsontext import NOT_JSON, json_value
 from ..normalize import Request
 from . import INFO, WARNING, Finding
 
@@ -158,8 +158,8 @@ def _encoding(index: int, tool_call_id: str, text: str, what: str) -> list[Findi
 def json_layers(text: str) -> int:
     """How many times JSON was encoded: 1 for plain JSON text, 2 when a value
     (or the whole decoded value) is itself JSON text, and so on; 0 for no JSON."""
-    value = _json(text)
-    if value is None:
+    value = json_value(text)
+    if value is NOT_JSON:
         return 0
     return 1 + _nested_layers(value)
 
@@ -171,9 +171,10 @@ def _nested_layers(value, depth: int = 0) -> int:
     if depth > _MAX_DEPTH:
         return 0
     if isinstance(value, str):
-        inner = _json(value)
+        inner = json_value(value)
         # A JSON string literal that holds JSON counts (Pipecat 1.1's results).
-        if isinstance(inner, (dict, list)) or (isinstance(inner, str) and _json(inner) is not None):
+        holds_json = isinstance(inner, str) and json_value(inner) is not NOT_JSON
+        if isinstance(inner, (dict, list)) or holds_json:
             return 1 + _nested_layers(inner, depth + 1)
         return 0
     if isinstance(value, dict):
@@ -186,16 +187,6 @@ def _nested_layers(value, depth: int = 0) -> int:
 def escaped_non_latin(text: str) -> int:
     """Literal \\uXXXX escapes of non-ASCII characters in the string the model reads."""
     return sum(1 for m in _ESCAPE.finditer(text) if int(m.group(1), 16) >= 0x80)
-
-
-def _json(text: str):
-    stripped = text.strip()
-    if not stripped or stripped[0] not in '{["':
-        return None
-    try:
-        return json.loads(stripped)
-    except (ValueError, RecursionError):  # absurdly deep JSON is still just text
-        return None
 
 
 def _clip(text: str, limit: int = 60) -> str:
