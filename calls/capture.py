@@ -293,27 +293,13 @@ def _spoken_text_dropped(call: Call, number: int, parsed: ParsedRequest, changes
         return []
     new = [parsed.message(position) for position, _new, _old in changes]
     carried = {c.id for m in new for c in m.calls}
-    texts = [_assistant_text(m.item) for m in new if m.role in ("assistant", "model")]
+    texts = [m.text for m in new if m.role in ("assistant", "model")]
     keyed = []
     for event in responses:
         response = responsebody.read(event.fields.get("body"))
         for f in timeline.spoken_text_dropped(response, number - 1, carried, texts):
             keyed.append(analysis.Keyed(f, f"RS302:event{event.pk}"))
     return keyed
-
-
-def _assistant_text(item: dict) -> str:
-    """The words of an assistant message in any of the four formats."""
-    content = item.get("content", item.get("parts"))
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return " ".join(
-        p["text"]
-        for p in content
-        if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
-    )
 
 
 def _earlier_same_calls(call: Call, row: ToolCall, number: int) -> list:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import orjson
 
 from .jsontext import canonical_json, canonical_json_bytes, loads
+from .normalize import normalize
 from .storable import text as storable
 
 FORMATS = ("openai.chat", "openai.responses", "anthropic.messages", "gemini")
@@ -83,10 +84,13 @@ class ParsedMessage:
         result that pairs with no call)."""
         return self._tool_ids()[1]
 
+    @property
+    def text(self) -> str:
+        """Its words, as the normalised model reads them (no reasoning, no results)."""
+        return self._tool_ids()[2]
+
     def _tool_ids(self):
         if self._tools is None:
-            from .normalize import normalize  # normalize builds on this module's JSON helpers
-
             items = [self.item] if self.previous is None else [self.previous, self.item]
             start = self.position - len(items) + 1
             request = normalize(self.format, {ITEMS_KEY[self.format]: items}, offset=start)
@@ -94,6 +98,7 @@ class ParsedMessage:
             self._tools = (
                 tuple(ToolCallRef(c.tool_call_id, c.name, c.arguments) for m in mine for c in m.calls),
                 tuple(r.tool_call_id for m in mine for r in m.results),
+                "".join(m.text for m in mine),
             )
         return self._tools
 
