@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from . import chattemplates, diffs, fixtures, history, slots, strings
 from .jsontext import canonical_json_bytes, loads
-from .models import ChatTemplate, Message, Project, Turn
+from .models import ChatTemplate, Project, Turn
 from .normalize import normalize
 from .projectrules import policy
 from .requestbody import BodyError, ParsedRequest, decode_json, parse_request, result_text
@@ -18,32 +18,27 @@ from .requestbody import BodyError, ParsedRequest, decode_json, parse_request, r
 def stored_sides(turn: Turn, project: Project) -> list[diffs.Side]:
     """A stored turn's messages as diff sides."""
     placeholders = policy(project.rule_settings).placeholders
-    return [_side(i, m, placeholders) for i, m in enumerate(history.messages(turn))]
-
-
-def _side(index: int, message: Message, placeholders) -> diffs.Side:
-    results = tuple(i for i in message.result_ids if i)
-    placeholder = any(
-        slots.classify_result(result_text(message.body, i, message.result_ids), placeholders)
-        for i in results
-    )
-    return diffs.Side(index, message.digest, message.role, loads(message.body), results, placeholder)
+    return [
+        _side(i, m.digest, m.role, loads(m.body), m.body, m.result_ids, placeholders)
+        for i, m in enumerate(history.messages(turn))
+    ]
 
 
 def parsed_sides(parsed: ParsedRequest, project: Project) -> list[diffs.Side]:
     """A request that was never stored (a pasted fixture) as diff sides."""
     placeholders = policy(project.rule_settings).placeholders
-    sides = []
-    for position, message in enumerate(parsed.messages):
-        results = tuple(i for i in message.results if i)
-        placeholder = any(
-            slots.classify_result(result_text(message.canonical, i, message.results), placeholders)
-            for i in results
-        )
-        sides.append(
-            diffs.Side(position, message.digest, message.role, message.item, results, placeholder)
-        )
-    return sides
+    return [
+        _side(i, m.digest, m.role, m.item, m.canonical, m.results, placeholders)
+        for i, m in enumerate(parsed.messages)
+    ]
+
+
+def _side(index, digest, role, item, canonical: str, result_ids, placeholders) -> diffs.Side:
+    results = tuple(i for i in result_ids if i)
+    placeholder = any(
+        slots.classify_result(result_text(canonical, i, result_ids), placeholders) for i in results
+    )
+    return diffs.Side(index, digest, role, item, results, placeholder)
 
 
 class FixtureError(ValueError):

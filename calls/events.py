@@ -210,7 +210,7 @@ def _update_tool_calls(call: Call, events: list[Event]) -> set[str]:
 def _findings(call: Call, events: list[Event], policy: projectrules.Policy) -> list:
     """What the events themselves show: silence, holds that timed out, slots 'running'
     too long or never settled, results that never reached a request."""
-    keyed = []
+    keyed, running = [], None
     for event in events:
         fields = event.fields
         if event.type == "response":
@@ -220,9 +220,11 @@ def _findings(call: Call, events: list[Event], policy: projectrules.Policy) -> l
             for finding in timeline.hold_timeout(fields["tool_call_ids"]):
                 keyed.append(analysis.Keyed(finding, f"TL207:{finding.tool_call_id}"))
         if event.type in ("hold.released", "tool.finished", "call.ended"):
-            # The slot may still say "running": measure it up to this moment.
-            pending = slotchecks.pending_rows(call)
-            keyed += slotchecks.pending_too_long(event.at, policy, slotchecks.running_since(pending))
+            # The slot may still say "running": measure it up to this moment. Events do not
+            # move slots, so one read serves every event of the post.
+            if running is None:
+                running = slotchecks.running_since(slotchecks.pending_rows(call))
+            keyed += slotchecks.pending_too_long(event.at, policy, running)
         if event.type == "call.ended":
             keyed += slotchecks.never_settled(call, call.turn_count, True, policy)
             keyed += slotchecks.finished_not_carried(call, call.turn_count, True, policy)
